@@ -1,0 +1,110 @@
+# rcukv: one top-level Makefile, no generator.  Each module adds its sources,
+# binaries and tests from its own fragment (<module>/<module>.mk), so modules
+# can grow without touching this file.
+#
+#   make            build everything (release variant, build/release/)
+#   make test       install missing packages, build, run every test suite
+#   make asan       the same suites under AddressSanitizer + UBSan (build/asan/)
+#   make tsan       the same suites under ThreadSanitizer (build/tsan/)
+#   make torture    the torture tests for longer (TORTURE_SECONDS, default 60)
+#   make run        install, build, start rcukv-server with conf/rcukv.conf
+#   make bench      every benchmark; make bench-<subject> for one
+#   make deps       install missing Debian packages (root) or print the command
+
+VARIANT ?= release
+B := build/$(VARIANT)
+
+CC ?= gcc
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wformat=2 -Wundef
+CFLAGS_BASE := -std=c11 -O2 -g -D_GNU_SOURCE -pthread -MMD -MP -I. $(WARN)
+LDFLAGS_BASE := -pthread
+
+ifeq ($(VARIANT),asan)
+  SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+  USE_JEMALLOC := 0
+else ifeq ($(VARIANT),tsan)
+  SAN := -fsanitize=thread -fno-omit-frame-pointer -DRCU_TSAN=1
+  USE_JEMALLOC := 0
+else
+  SAN :=
+  USE_JEMALLOC ?= 1
+endif
+ifeq ($(BROKEN_GP),1)
+  # Deliberately broken grace periods: the torture tests must fail with this.
+  SAN += -DRCU_BROKEN_GP=1
+  B := build/$(VARIANT)-brokengp
+endif
+ifeq ($(DEBUG_RCU),1)
+  SAN += -DRCU_DEBUG=1
+  B := build/$(VARIANT)-debug
+endif
+
+CFLAGS := $(CFLAGS_BASE) $(SAN) $(EXTRA_CFLAGS)
+LDFLAGS := $(LDFLAGS_BASE) $(SAN) $(EXTRA_LDFLAGS)
+
+# pkg-config, with a sentence naming what is missing.
+pc = $(shell pkg-config $(1) $(2) 2>/dev/null)
+define need_pc
+$(if $(shell pkg-config --exists $(1) && echo ok),,$(error missing pkg-config package '$(1)': run 'make deps' (or scripts/deps.sh test) to install it))
+endef
+
+ifeq ($(USE_JEMALLOC),1)
+  JEMALLOC_LIBS = $(call pc,--libs,jemalloc)
+else
+  JEMALLOC_LIBS =
+endif
+
+# Filled in by the module fragments.
+ALL_BINS :=
+TEST_BINS :=        # binaries that print 'N passed, M failed'
+TEST_SCRIPTS :=     # scripts run by tests/run.sh after the binaries
+BENCH_SUBJECTS :=
+
+.PHONY: all deps test test-run asan tsan torture run bench clean install
+all:
+
+include rcu/rcu.mk
+-include hashtable/hashtable.mk
+-include server/server.mk
+-include client/client.mk
+-include tests/tests.mk
+-include bench/bench.mk
+
+all: $(ALL_BINS)
+
+deps:
+	@scripts/deps.sh test
+
+# test: install, build, run.  test-run skips the package check (used by asan/tsan).
+test: deps
+	@$(MAKE) --no-print-directory test-run
+
+test-run: $(TEST_BINS)
+	@VARIANT=$(VARIANT) B=$(B) tests/run.sh $(TEST_BINS) $(TEST_SCRIPTS)
+
+asan: deps
+	@$(MAKE) --no-print-directory VARIANT=asan test-run
+
+tsan: deps
+	@$(MAKE) --no-print-directory VARIANT=tsan test-run
+
+torture: deps
+	@$(MAKE) --no-print-directory TORTURE_SECONDS=$${TORTURE_SECONDS:-60} test-run
+
+run: 
+	@scripts/deps.sh build
+	@$(MAKE) --no-print-directory all
+	@if [ -x $(B)/rcukv-server ]; then exec $(B)/rcukv-server conf/rcukv.conf; \
+	 else echo "make run: rcukv-server is not built yet (issue 5, server/); nothing to start" >&2; exit 1; fi
+
+bench: $(addprefix bench-,$(BENCH_SUBJECTS))
+
+clean:
+	rm -rf build
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+-include $(shell find build/$(VARIANT) -name '*.d' 2>/dev/null)

@@ -8,3 +8,4 @@ $(RCU_LIB): $(RCU_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 ALL_BINS += $(RCU_LIB)
+include tests/rcu/rcu_tests.mk

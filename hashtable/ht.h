@@ -1,0 +1,437 @@
+/*
+ * ht.h - the RCU hlist hash table: the data structure every request touches.
+ *
+ * What it is.  A table of `struct hlist_head` buckets (one pointer each) whose
+ * entries are single allocations holding key, value, hash, an optional
+ * absolute expiry (ms since the Unix epoch) and an access clock for eviction.
+ * Entries are immutable once published except `access` (relaxed atomics): an
+ * update builds a new entry and swaps it in with hlist_replace_rcu(); the old
+ * one is freed after a grace period (ht_entry_retire() in ht.c is the single
+ * place where that wait is chosen; the SRCU wait of issue 3 goes there).
+ *
+ * Flavor.  The same sources are compiled once per RCU flavor:
+ * -DRCU_FLAVOR_QSBR into $(B)/libht_qsbr.a (rcukv-server) and
+ * -DRCU_FLAVOR_MEMB into $(B)/librcukv.a / .so (embedders, through rcukv.h).
+ * "Read-side section" below means: QSBR, between two quiescent states of a
+ * registered online thread; memb, between rcu_read_lock() and rcu_read_unlock()
+ * of a registered thread.  A binary links exactly one of the two libraries.
+ *
+ * Who may call what.
+ *  - Functions ending in _rcu must be called inside a read-side section; what
+ *    they return is valid until that section ends (QSBR: the caller's next
+ *    quiescent state or offline period).
+ *  - Every other function may be called inside or outside a section by a
+ *    registered thread (it enters its own section where it needs one), except
+ *    ht_free(), ht_resize() and ht_scan_all(), which must be called outside
+ *    any read-side section (QSBR: the thread holds no RCU reference).
+ *  - Writers serialize per lock stripe (a mutex per hash suffix), never
+ *    globally.  A writer may block briefly on a stripe mutex; no function
+ *    holds a stripe mutex while waiting for a grace period.
+ *
+ * Ordering guarantees (numbered for the tests, tests/hashtable/):
+ *  1. A reader that finds an entry sees its key, value and expiry fully
+ *     initialised (release store at publication, consume/acquire load in the
+ *     walk).
+ *  2. Per key, updates are linearizable: each set/del/rmw/txn on a key runs
+ *     under that key's stripe mutex, and a reader sees either the entry before
+ *     or the entry after an update, never neither (hlist_replace_rcu()).
+ *  3. A reader walking a bucket while the table grows or shrinks neither
+ *     misses a key present throughout its walk nor loops (relativistic
+ *     resize, Triplett/McKenney/Walpole, USENIX ATC 2011; see ht.c).
+ *  4. ht_scan_rcu() cursors visit every key present for the whole scan at
+ *     least once, across any number of grows and shrinks (reverse-binary
+ *     cursor); keys may be visited more than once.
+ *  5. An entry whose expiry is <= ht_now_ms() is invisible to every reader
+ *     function; writers that meet it remove it (lazy expiry).
+ * Progress guarantees:
+ *  6. Readers never lock, never wait for a writer or the resizer, and write
+ *     shared memory only to refresh an entry's access clock when it changed.
+ *  7. Writers wait only for other writers on the same stripe and for the
+ *     resizer's short per-stripe steps (each O(buckets per stripe)).
+ *
+ * Tortured by tests/hashtable/test_ht_torture.c (readers, writers, deleters,
+ * an expirer and a resizer at once, poisoned frees), once per flavor.
+ */
+#ifndef HT_H
+#define HT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rcu/rculist.h"
+
+/* Longest key and longest value accepted (Redis's proto-max-bulk-len). */
+#define HT_MAX_KEY_LEN ((size_t)512 << 20)
+#define HT_MAX_VAL_LEN ((size_t)512 << 20)
+
+/* Expiry value meaning "no expiry".  Any other value is absolute ms since the
+ * Unix epoch (CLOCK_REALTIME), the unit of Redis's PEXPIREAT. */
+#define HT_NO_EXPIRE ((int64_t)0)
+
+/* klen's top bit: the entry carries an 8-byte expiry before its key. */
+#define HT_E_HAS_EXPIRE 0x80000000u
+#define HT_E_KLEN_MASK 0x7fffffffu
+
+/*
+ * One key-value pair, one allocation: [header][int64 expiry if flagged][key][value].
+ * Immutable after publication except `access`.  Readers use the accessors.
+ */
+struct ht_entry {
+	struct hlist_node node;  /* next: RCU-protected; pprev: stripe mutex only */
+	struct rcu_head rcu;     /* owned by RCU from retirement until freed */
+	uint32_t hash;           /* low 32 bits of ht_hash(key); bucket = hash & mask */
+	_Atomic uint32_t access; /* eviction clock; readers and writers, relaxed */
+	uint32_t klen;           /* key length | HT_E_HAS_EXPIRE */
+	uint32_t vlen;           /* value length */
+	char data[];             /* see above; 8-byte aligned */
+};
+
+static inline const void *ht_entry_key(const struct ht_entry *e)
+{
+	return e->data + ((e->klen & HT_E_HAS_EXPIRE) ? 8 : 0);
+}
+
+static inline size_t ht_entry_klen(const struct ht_entry *e)
+{
+	return e->klen & HT_E_KLEN_MASK;
+}
+
+static inline const void *ht_entry_val(const struct ht_entry *e)
+{
+	return (const char *)ht_entry_key(e) + ht_entry_klen(e);
+}
+
+static inline size_t ht_entry_vlen(const struct ht_entry *e)
+{
+	return e->vlen;
+}
+
+/* ht_entry_expire() - absolute expiry in ms, or HT_NO_EXPIRE. */
+static inline int64_t ht_entry_expire(const struct ht_entry *e)
+{
+	int64_t x;
+
+	if (!(e->klen & HT_E_HAS_EXPIRE))
+		return HT_NO_EXPIRE;
+	__builtin_memcpy(&x, e->data, sizeof(x));
+	return x;
+}
+
+/* ht_entry_access() - the access clock last stored (relaxed load). */
+static inline uint32_t ht_entry_access(const struct ht_entry *e)
+{
+	return atomic_load_explicit(&((struct ht_entry *)e)->access, memory_order_relaxed);
+}
+
+/* ht_entry_size() - bytes allocated for @e as requested from malloc. */
+static inline size_t ht_entry_size(const struct ht_entry *e)
+{
+	return sizeof(*e) + ((e->klen & HT_E_HAS_EXPIRE) ? 8 : 0) + ht_entry_klen(e) + e->vlen;
+}
+
+struct ht;
+
+struct ht_options {
+	size_t initial_buckets; /* rounded up to a power of two; 0: the minimum */
+	unsigned int stripes;   /* writer lock stripes, a power of two (0: 256);
+				 * also the smallest bucket count */
+	int no_auto_resize;     /* 1: only ht_resize() changes the size */
+	uint64_t seed;          /* hash seed; 0: random per table */
+};
+
+/**
+ * ht_new() - create an empty table.
+ * @opt: options, or NULL for defaults.
+ * Context: any thread.  The background thread (resize, bulk free) starts on
+ * first need and registers itself with the table's flavor.
+ * Return: the table, or NULL (errno ENOMEM or EINVAL).
+ */
+struct ht *ht_new(const struct ht_options *opt);
+
+/**
+ * ht_free() - destroy the table: stop its thread, wait for pending frees
+ * (rcu_barrier()), free every entry and the buckets.
+ * Context: no other thread uses @ht any more; outside any read-side section.
+ * Blocks.
+ */
+void ht_free(struct ht *ht);
+
+/* ht_hash() - the table's hash function (also used by the benchmark). */
+uint64_t ht_hash(const void *key, size_t len, uint64_t seed);
+
+/* ht_now_ms() - CLOCK_REALTIME in ms, the clock expiry is compared with. */
+int64_t ht_now_ms(void);
+
+/**
+ * ht_clock_set() - set the access clock that lookups store into entries they
+ * find (only when different, so hot reads do not write).  Default 0.
+ * Context: any thread.
+ */
+void ht_clock_set(struct ht *ht, uint32_t clock);
+
+/* --- read side ------------------------------------------------------------- */
+
+/**
+ * ht_find_rcu() - zero-copy lookup.
+ * Context: inside a read-side section.  Never blocks, never locks.
+ * Return: the live (unexpired) entry for the key, or NULL.  Valid until the
+ * section ends; never freed by the caller.
+ */
+const struct ht_entry *ht_find_rcu(struct ht *ht, const void *key, size_t klen);
+
+/**
+ * ht_get() - copy-out lookup into a caller buffer.
+ * @buf, @bufsize: receives min(value length, @bufsize) bytes; may be NULL/0.
+ * @expire: if not NULL, receives the expiry (HT_NO_EXPIRE if none).
+ * Context: registered thread, inside or outside a section.  Never blocks.
+ * Return: the full value length (>= 0; compare with @bufsize to detect
+ * truncation) or -ENOENT.
+ */
+long long ht_get(struct ht *ht, const void *key, size_t klen, void *buf, size_t bufsize,
+		 int64_t *expire);
+
+/**
+ * ht_get_alloc() - copy-out lookup into a new buffer.
+ * @val: receives a malloc()ed copy of the value (NUL-terminated for
+ * convenience, the NUL not counted); the caller frees it with free().
+ * @vlen: receives the value length.
+ * Context: as ht_get().  Return: 0, -ENOENT or -ENOMEM.
+ */
+int ht_get_alloc(struct ht *ht, const void *key, size_t klen, void **val, size_t *vlen,
+		 int64_t *expire);
+
+/* ht_exists() - 1 if a live entry exists, else 0.  Context: as ht_get(). */
+int ht_exists(struct ht *ht, const void *key, size_t klen);
+
+/* --- write side ------------------------------------------------------------ */
+
+/* ht_set() flags (Redis SET options). */
+#define HT_SET_NX 0x1u      /* store only if absent */
+#define HT_SET_XX 0x2u      /* store only if present */
+#define HT_SET_KEEPTTL 0x4u /* keep the existing expiry; @expire_ms ignored */
+
+/**
+ * ht_set() - store a value.
+ * @expire_ms: absolute expiry or HT_NO_EXPIRE (ignored with HT_SET_KEEPTTL).
+ *             A value <= ht_now_ms() stores an entry that is at once invisible.
+ * @flags: HT_SET_* above.
+ * @old: if not NULL, receives the previous live entry or NULL (SET ... GET);
+ *       it stays valid only inside the caller's read-side section, so a
+ *       caller that passes @old must be inside one.  Under NX/XX it receives
+ *       the current entry even when nothing is stored.
+ * Context: registered thread.  Takes the key's stripe mutex; may wait on the
+ * flavor's call_rcu() backlog limit (memb: only outside a section).
+ * Return: 0 stored, -EEXIST (NX, key present), -ENOENT (XX, key absent),
+ * -E2BIG (key or value too long), -ENOMEM.
+ */
+int ht_set(struct ht *ht, const void *key, size_t klen, const void *val, size_t vlen,
+	   int64_t expire_ms, unsigned int flags, const struct ht_entry **old);
+
+/**
+ * ht_del() - remove a key.
+ * Context: as ht_set().  Return: 0 removed, -ENOENT absent (or expired).
+ */
+int ht_del(struct ht *ht, const void *key, size_t klen);
+
+/* ht_expire_set() flags (Redis 7 EXPIRE options). */
+#define HT_EXPIRE_NX 0x1u /* only if the key has no expiry */
+#define HT_EXPIRE_XX 0x2u /* only if the key has an expiry */
+#define HT_EXPIRE_GT 0x4u /* only if greater than the current one (none = infinite) */
+#define HT_EXPIRE_LT 0x8u /* only if less than the current one (none = infinite) */
+
+/**
+ * ht_expire_set() - set an absolute expiry (replaces the entry).
+ * Context: as ht_set().
+ * Return: 1 set, 0 condition not met, -ENOENT absent, -ENOMEM, -EINVAL
+ * (@expire_ms == HT_NO_EXPIRE: use ht_expire_clear()).
+ */
+int ht_expire_set(struct ht *ht, const void *key, size_t klen, int64_t expire_ms,
+		  unsigned int flags);
+
+/**
+ * ht_expire_get() - the key's expiry.
+ * Context: as ht_get().  Return: 0 with *@expire_ms (HT_NO_EXPIRE if none),
+ * or -ENOENT.
+ */
+int ht_expire_get(struct ht *ht, const void *key, size_t klen, int64_t *expire_ms);
+
+/**
+ * ht_expire_clear() - remove the key's expiry (PERSIST).
+ * Context: as ht_set().  Return: 1 removed, 0 it had none, -ENOENT, -ENOMEM.
+ */
+int ht_expire_clear(struct ht *ht, const void *key, size_t klen);
+
+/*
+ * Read-modify-write (INCR, APPEND, SETRANGE, INCRBYFLOAT, ...).  The callback
+ * runs under the key's stripe mutex, so no concurrent update is lost.
+ */
+struct ht_rmw {
+	/* in: the current live value, if any */
+	const struct ht_entry *old; /* NULL if absent; valid during the callback */
+	/* in/out: the new entry's expiry; starts as old's (or HT_NO_EXPIRE) */
+	int64_t expire_ms;
+	/* private */
+	struct ht_entry *nu;
+	uint32_t hash;
+	const void *key;
+	size_t klen;
+};
+
+#define HT_RMW_STORE 0  /* store the value written into ht_rmw_alloc()'s buffer */
+#define HT_RMW_KEEP 1   /* change nothing */
+#define HT_RMW_DELETE 2 /* delete the key */
+
+/**
+ * ht_rmw_alloc() - inside an rmw callback: allocate the new value.
+ * Return: a buffer of @vlen bytes to fill (it is the new entry's value), or
+ * NULL (ENOMEM, or @vlen > HT_MAX_VAL_LEN); calling it again replaces the
+ * earlier buffer.
+ */
+void *ht_rmw_alloc(struct ht_rmw *r, size_t vlen);
+
+/* Return HT_RMW_* or a negative errno (nothing is changed, and ht_rmw()
+ * returns it).  Must not block long or call ht_* on the same table. */
+typedef int (*ht_rmw_fn)(struct ht_rmw *r, void *arg);
+
+/**
+ * ht_rmw() - read, modify, write one key atomically.
+ * Context: as ht_set(); @fn runs with the stripe mutex held.
+ * Return: what @fn returned (HT_RMW_*), -ENOMEM, or @fn's negative errno.
+ * HT_RMW_STORE without a successful ht_rmw_alloc() returns -EINVAL.
+ */
+int ht_rmw(struct ht *ht, const void *key, size_t klen, ht_rmw_fn fn, void *arg);
+
+/*
+ * Multi-key transactions (MSET, MSETNX, RENAME, RENAMENX, COPY): the stripes
+ * of all keys are locked in ascending order, then @fn runs and may read and
+ * write those keys (and only those, by index).
+ */
+struct ht_txn;
+typedef int (*ht_txn_fn)(struct ht_txn *tx, void *arg);
+
+/**
+ * ht_txn() - run @fn with the stripes of @keys locked.
+ * @n: number of keys, at most HT_TXN_MAX_KEYS; duplicates are allowed.
+ * Context: as ht_set(); @fn must not call other ht_* functions on @ht.
+ * Return: what @fn returned, -EINVAL (n == 0 or too many keys), -E2BIG.
+ */
+#define HT_TXN_MAX_KEYS 65536
+int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens[],
+	   ht_txn_fn fn, void *arg);
+
+/* Inside @fn: the live entry of key @i or NULL.  Valid until @fn returns (and,
+ * if the caller is in a read-side section, until it ends). */
+const struct ht_entry *ht_txn_get(struct ht_txn *tx, size_t i);
+/* Inside @fn: store key @i.  Return 0, -E2BIG, -ENOMEM, -EINVAL (bad @i). */
+int ht_txn_set(struct ht_txn *tx, size_t i, const void *val, size_t vlen, int64_t expire_ms);
+/* Inside @fn: delete key @i.  Return 0 or -ENOENT. */
+int ht_txn_del(struct ht_txn *tx, size_t i);
+
+/* --- whole table ----------------------------------------------------------- */
+
+/* ht_count() - live entries, plus expired ones not yet removed.  Context: any
+ * thread; sums per-stripe counters (O(stripes)), a snapshot. */
+size_t ht_count(struct ht *ht);
+/* ht_count_expires() - entries that carry an expiry (Redis "expires="). */
+size_t ht_count_expires(struct ht *ht);
+
+/**
+ * ht_flush() - remove every entry (FLUSHDB).  Readers see the table empty
+ * from the return; the entries are freed by the background thread after a
+ * grace period.
+ * Context: registered thread, outside any read-side section (QSBR: holding no
+ * RCU reference).  Waits for a resize in progress to finish.
+ * Return: 0 or -ENOMEM.
+ */
+int ht_flush(struct ht *ht);
+
+/**
+ * ht_random_rcu() - a random live entry (RANDOMKEY), or NULL if none is found.
+ * @seed: the caller's PRNG state (any value; updated).
+ * Context: inside a read-side section.  Never locks.
+ */
+const struct ht_entry *ht_random_rcu(struct ht *ht, uint64_t *seed);
+
+/**
+ * ht_sample_rcu() - up to @n live entries from random buckets (eviction pools).
+ * @volatile_only: only entries with an expiry.
+ * Context: inside a read-side section.  Return: entries stored in @out.
+ */
+size_t ht_sample_rcu(struct ht *ht, const struct ht_entry **out, size_t n, int volatile_only,
+		     uint64_t *seed);
+
+/* Callback of the scans: return 0 to continue, non-zero to stop. */
+typedef int (*ht_scan_fn)(const struct ht_entry *e, void *arg);
+
+/**
+ * ht_scan_rcu() - one SCAN step with a stateless reverse-binary cursor.
+ * @cursor: 0 to start, then the value returned by the previous call.
+ * @min_entries: visit buckets until at least this many live entries were
+ *   reported (or 10 times as many buckets were visited, or the scan ended).
+ * @fn: called for each live entry of the visited buckets (may be called for an
+ *   entry more than once over a whole scan).  Return non-zero to stop after
+ *   the current bucket.
+ * Context: inside a read-side section.  Never locks.
+ * Return: the next cursor; 0 when the scan is complete.
+ * Guarantee 4: every key present from the first call to the last is reported.
+ */
+uint64_t ht_scan_rcu(struct ht *ht, uint64_t cursor, size_t min_entries, ht_scan_fn fn,
+		     void *arg);
+
+/**
+ * ht_scan_all() - walk the whole table (KEYS, snapshots).  Guarantee 4 holds.
+ * @fn: called inside a read-side section, one bucket at a time; the scan leaves
+ *   the section between buckets (QSBR: reports a quiescent state there), so
+ *   entries must not be used after @fn returns.
+ * Context: registered thread outside any read-side section, holding no RCU
+ * reference.  (Issue 3: will run under an SRCU domain so @fn may sleep.)
+ * Return: 0, or the non-zero value that stopped the scan.
+ */
+int ht_scan_all(struct ht *ht, ht_scan_fn fn, void *arg);
+
+/**
+ * ht_expire_cycle() - active expiry: from an internal cursor, look at up to
+ * @max_samples entries that carry an expiry and remove the expired ones.
+ * @max_buckets: bound on buckets visited (0: 20 * @max_samples).
+ * @sampled, @expired: if not NULL, receive what was looked at and removed.
+ * Context: as ht_set().  Return: the number removed.
+ */
+size_t ht_expire_cycle(struct ht *ht, size_t max_samples, size_t max_buckets, size_t *sampled,
+		       size_t *expired);
+
+/**
+ * ht_resize() - change the bucket count now (rounded to a power of two,
+ * clamped to [stripes, 2^31]); grows or shrinks one doubling at a time.
+ * Context: registered thread outside any read-side section; blocks for grace
+ * periods.  Serialized with the background resizer and ht_flush().
+ * Return: 0 or -ENOMEM.
+ */
+int ht_resize(struct ht *ht, size_t nbuckets);
+
+struct ht_stats {
+	size_t count;           /* entries (as ht_count()) */
+	size_t expires;         /* entries with an expiry */
+	size_t buckets;         /* current bucket count */
+	size_t entry_bytes;     /* sum of ht_entry_size() of entries in the table */
+	unsigned long grows;    /* completed grows */
+	unsigned long shrinks;  /* completed shrinks */
+	unsigned long unzip_passes; /* grace periods spent unzipping */
+	unsigned long flushes;  /* ht_flush() calls */
+	unsigned long expired;  /* entries removed because they had expired */
+	int resizing;           /* a resize is in progress */
+};
+
+/* ht_stats() - a snapshot.  Context: any thread. */
+void ht_stats(struct ht *ht, struct ht_stats *st);
+
+/**
+ * ht_validate() - check the structure: each entry in the bucket its hash
+ * selects, pprev links consistent, counters equal to what is linked.
+ * Context: registered thread; waits for a running resize, then takes every
+ * stripe mutex.
+ * Return: 0, or -EUCLEAN with a message on stderr.
+ */
+int ht_validate(struct ht *ht);
+
+#endif /* HT_H */

@@ -1,0 +1,17 @@
+# tests/: one block per test binary.  Every binary prints 'N passed, M failed'.
+#
+# Tests that touch RCU run once per flavor: $(call rcu_flavor_test,<src>,<flavor>)
+# compiles <src>.c with -DRCU_FLAVOR_<FLAVOR> into $(B)/<flavor>/<src>.o (so the
+# two builds never share an object) and links $(B)/<src>_<flavor> against librcu.a.
+define rcu_flavor_test
+$(B)/$(2)/$(1).o: $(1).c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -DRCU_FLAVOR_$(shell echo $(2) | tr a-z A-Z) -c $$< -o $$@
+$(B)/$(1)_$(2): $(B)/$(2)/$(1).o $$(RCU_LIB)
+	$$(CC) $$(LDFLAGS) $$^ -o $$@
+TEST_BINS += $(B)/$(1)_$(2)
+endef
+
+# --- tests/rcu/test_rculist.c: rculist.h unit tests and list/hlist torture --
+$(eval $(call rcu_flavor_test,tests/rcu/test_rculist,qsbr))
+$(eval $(call rcu_flavor_test,tests/rcu/test_rculist,memb))

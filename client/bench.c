@@ -1,0 +1,1215 @@
+/*
+ * client/bench.c: "rcukv-cli bench", a closed- and open-loop load generator.
+ *
+ * Shape: --threads worker threads, each with --clients non-blocking
+ * connections driven by its own epoll set.  Each connection keeps at most
+ * --pipeline requests in flight, in a FIFO of (start time, kind, measured).
+ *
+ * Closed loop (default): a connection refills its pipeline as soon as
+ * replies come back; latency runs from the moment the request was written.
+ * Open loop (--rate R): every connection owns a fixed schedule, one request
+ * every threads*clients/R seconds; a request whose slot has come but cannot
+ * go out (pipeline full, server stalled) waits, and its latency still runs
+ * from its slot, the intended send time.  So a server stall shows up in
+ * every request scheduled during it (no coordinated omission).
+ *
+ * Ownership and concurrency: all connection state and histograms belong to
+ * their worker thread.  Shared fields: b->stop (atomic, main thread writes,
+ * workers read, relaxed: it only ends loops); t->done_live and
+ * t->errors_live (atomic counters, worker writes, main thread samples each
+ * 100 ms, relaxed: they are statistics); t->lock protects t->hist while the
+ * main thread reads them for the progress line; the main thread reads
+ * everything else after pthread_join.  b->seq_key (atomic, relaxed) hands
+ * out sequential key numbers.
+ *
+ * Tested by tests/client/test_bench.sh against a real redis-server (request
+ * counts, ratio and key space checked with INFO; stall under open and closed
+ * loop; JSON, HDR and SVG outputs).
+ */
+#include "client/bench_internal.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+enum { K_GET = 0, K_SET = 1, K_CMD = 0 };
+enum { PAT_UNIFORM, PAT_ZIPF, PAT_SEQ };
+
+struct bench_cfg {
+	struct cli_conn_opts conn;
+	int threads, clients, pipeline;
+	long long requests;          /* 0: use duration */
+	double duration, warmup, rate;
+	unsigned ratio_get, ratio_set;
+	long long keys;
+	int pattern;
+	double zipf_s;
+	size_t dmin, dmax;
+	const char *prefix;
+	const char *command;         /* template text */
+	int targc;                   /* template split */
+	char **targv;
+	size_t *tlens;
+	const char *json, *hdr, *svg, *label;
+	int quiet;
+	double timeout;              /* drain wait after the end, seconds */
+};
+
+struct pend {
+	uint64_t start;              /* ns, CLOCK_MONOTONIC: write time or slot */
+	uint8_t kind;
+	uint8_t measured;
+};
+
+struct bconn {
+	struct cli_conn c;           /* hiredis-opened socket, our buffers unused */
+	int alive;
+	char *w;                     /* bytes still to write */
+	size_t wlen, woff, wcap;
+	int want_out;                /* EPOLLOUT registered */
+	char *r;
+	size_t rlen, roff, rcap;
+	struct cli_scan sc;
+	struct pend *q;              /* ring of pipeline entries */
+	unsigned qhead, qn;
+	uint64_t next_slot;          /* open loop: next intended send time */
+	uint64_t interval;           /* open loop: ns between slots */
+	uint64_t last_reconnect;
+};
+
+struct bench;
+
+struct bthread {
+	struct bench *b;
+	int idx;
+	pthread_t tid;
+	struct bconn *conns;
+	int nconns;
+	int epfd;
+	long long quota;             /* measured requests left to issue; -1: no limit */
+	uint64_t seq;                /* request counter for the GET:SET ratio */
+	uint64_t rng;
+	pthread_mutex_t lock;        /* protects hist[] against the progress reader */
+	struct cli_hist hist[BENCH_MAX_KINDS];
+	uint64_t kdone[BENCH_MAX_KINDS], khits[BENCH_MAX_KINDS], kmiss[BENCH_MAX_KINDS];
+	uint64_t errors;
+	struct bench_errtype err[BENCH_MAX_ERRTYPES];
+	int nerr;
+	uint64_t last_reply;         /* ns of the last measured reply */
+	_Atomic uint64_t done_live;  /* measured replies so far (relaxed) */
+	_Atomic uint64_t errors_live;
+	_Atomic int finished;
+	int lost;                    /* every connection is gone */
+};
+
+struct bench {
+	struct bench_cfg cfg;
+	struct bthread *t;
+	uint64_t t0, measure_start, end;  /* ns; end = 0 in requests mode */
+	_Atomic int stop;
+	_Atomic uint64_t seq_key;
+	double *zipf_cdf;
+	char *payload;
+	int nkinds;
+	char kind_name[BENCH_MAX_KINDS][32];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+static double rand01(uint64_t *s)
+{
+	return (double)(xorshift(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* ---- options ---- */
+
+static void bench_usage(FILE *f)
+{
+	fprintf(f,
+"Usage: rcukv-cli [-h host] [-p port] [-s socket] [-a password] [-n db] bench [OPTIONS]\n"
+"\n"
+"Load generator.  Closed loop by default: each connection keeps --pipeline\n"
+"requests in flight.  With --rate, open loop: requests leave on a fixed\n"
+"schedule and latency counts from the intended send time, so server stalls\n"
+"are not hidden (no coordinated omission).\n"
+"\n"
+"Connection:\n"
+"  -h, --host HOST        server host (default 127.0.0.1)\n"
+"  -p, --port PORT        server port (default 6379)\n"
+"  -s, --socket PATH      unix socket\n"
+"  -a, --password PASS    AUTH password;  --user USER  AUTH user\n"
+"  -n, --db N             SELECT database N\n"
+"  -3, --resp3            talk RESP3 (HELLO 3)\n"
+"Load:\n"
+"  -t, --threads N        worker threads (default 1)\n"
+"  -c, --clients N        connections per thread (default 4)\n"
+"  -P, --pipeline N       requests in flight per connection (default 1)\n"
+"  -r, --requests N       total measured requests (default 100000 unless --duration)\n"
+"  -d, --duration SECS    measured run time instead of a request count\n"
+"  -w, --warmup SECS      unmeasured load before measuring (default 0)\n"
+"  -R, --rate OPS         open loop at OPS requests/s in total (default: closed loop)\n"
+"      --ratio GET:SET    mix of GET and SET requests (default 1:1)\n"
+"  -k, --keys N           key space size (default 100000)\n"
+"      --key-pattern P    uniform (default), zipf, sequential\n"
+"      --zipf-s S         zipf exponent (default 0.99)\n"
+"      --data-size N|A-B  SET value size in bytes, fixed or uniform in A..B (default 32)\n"
+"      --key-prefix STR   key name prefix (default \"key:\")\n"
+"      --command TEMPLATE one command for every request, such as\n"
+"                         \"HSET h __key__ __data__\"; __key__ and __data__ are\n"
+"                         replaced per request (--ratio is then ignored)\n"
+"      --timeout SECS     how long to wait for replies after the end (default 5)\n"
+"Output:\n"
+"      --json FILE        every figure, as JSON (input of --svg-compare)\n"
+"      --hdr FILE         latency percentile distribution, HdrHistogram text format\n"
+"      --svg FILE         latency by percentile and throughput over time\n"
+"      --svg-compare A.json B.json\n"
+"                         draw two --json runs on one chart into --svg FILE\n"
+"                         (stdout if --svg is not given), without running\n"
+"      --label TEXT       name of this run in JSON and charts\n"
+"  -q, --quiet            no progress line (it is off anyway when stderr is not a terminal)\n"
+"      --help             this help\n"
+"\n"
+"The report gives throughput, hits and misses, errors by type, and latency\n"
+"min/p50/p90/p99/p99.9/p99.99/max per command from a log-linear histogram\n"
+"(1 us resolution, 0.8 %% relative precision, up to 71 minutes).\n"
+"Exit status: 0 when the run completed (error replies are counted), 1 when it\n"
+"could not run (bad option, unreachable server, refused AUTH, all connections lost).\n");
+}
+
+static int bench_bad(const char *opt, const char *val, const char *why)
+{
+	fprintf(stderr, "rcukv-cli bench: invalid value '%s' for --%s: %s (see rcukv-cli bench --help)\n",
+	        val, opt, why);
+	return -1;
+}
+
+static int opt_ll(const char *opt, const char *s, long long lo, long long hi, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		return bench_bad(opt, s, "not an integer");
+	if (v < lo || v > hi) {
+		char why[96];
+		snprintf(why, sizeof(why), "must be between %lld and %lld", lo, hi);
+		return bench_bad(opt, s, why);
+	}
+	*out = v;
+	return 0;
+}
+
+static int opt_d(const char *opt, const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+		char why[96];
+		snprintf(why, sizeof(why), "must be a number between %g and %g", lo, hi);
+		return bench_bad(opt, s, why);
+	}
+	*out = v;
+	return 0;
+}
+
+enum {
+	O_RATIO = 1000, O_PATTERN, O_ZIPF, O_DSIZE, O_PREFIX, O_COMMAND, O_JSON, O_HDR,
+	O_SVG, O_CMP, O_LABEL, O_HELP, O_USER, O_TIMEOUT
+};
+
+static const struct option bench_longopts[] = {
+	{ "host", required_argument, NULL, 'h' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "password", required_argument, NULL, 'a' },
+	{ "user", required_argument, NULL, O_USER },
+	{ "db", required_argument, NULL, 'n' },
+	{ "resp3", no_argument, NULL, '3' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "clients", required_argument, NULL, 'c' },
+	{ "pipeline", required_argument, NULL, 'P' },
+	{ "requests", required_argument, NULL, 'r' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "warmup", required_argument, NULL, 'w' },
+	{ "rate", required_argument, NULL, 'R' },
+	{ "ratio", required_argument, NULL, O_RATIO },
+	{ "keys", required_argument, NULL, 'k' },
+	{ "key-pattern", required_argument, NULL, O_PATTERN },
+	{ "zipf-s", required_argument, NULL, O_ZIPF },
+	{ "data-size", required_argument, NULL, O_DSIZE },
+	{ "key-prefix", required_argument, NULL, O_PREFIX },
+	{ "command", required_argument, NULL, O_COMMAND },
+	{ "timeout", required_argument, NULL, O_TIMEOUT },
+	{ "json", required_argument, NULL, O_JSON },
+	{ "hdr", required_argument, NULL, O_HDR },
+	{ "svg", required_argument, NULL, O_SVG },
+	{ "svg-compare", required_argument, NULL, O_CMP },
+	{ "label", required_argument, NULL, O_LABEL },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, O_HELP },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Return 0 to run, 1 to exit 0 (help), -1 on a bad option; *cmp_a set for --svg-compare. */
+static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **cmp_a,
+                       const char **cmp_b)
+{
+	long long v;
+	int ch;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":h:p:s:a:n:3t:c:P:r:d:w:R:k:q", bench_longopts,
+	                         NULL)) != -1) {
+		switch (ch) {
+		case 'h': c->conn.host = optarg; break;
+		case 'p':
+			if (opt_ll("port", optarg, 1, 65535, &v)) return -1;
+			c->conn.port = (int)v;
+			break;
+		case 's': c->conn.socket = optarg; break;
+		case 'a': c->conn.password = optarg; break;
+		case O_USER: c->conn.user = optarg; break;
+		case 'n':
+			if (opt_ll("db", optarg, 0, 1 << 30, &v)) return -1;
+			c->conn.db = (int)v;
+			break;
+		case '3': c->conn.resp3 = 1; break;
+		case 't':
+			if (opt_ll("threads", optarg, 1, 256, &v)) return -1;
+			c->threads = (int)v;
+			break;
+		case 'c':
+			if (opt_ll("clients", optarg, 1, 10000, &v)) return -1;
+			c->clients = (int)v;
+			break;
+		case 'P':
+			if (opt_ll("pipeline", optarg, 1, 100000, &v)) return -1;
+			c->pipeline = (int)v;
+			break;
+		case 'r':
+			if (opt_ll("requests", optarg, 1, LLONG_MAX / 2, &v)) return -1;
+			c->requests = v;
+			break;
+		case 'd':
+			if (opt_d("duration", optarg, 0.001, 1e7, &c->duration)) return -1;
+			break;
+		case 'w':
+			if (opt_d("warmup", optarg, 0, 1e6, &c->warmup)) return -1;
+			break;
+		case 'R':
+			if (opt_d("rate", optarg, 0.001, 1e9, &c->rate)) return -1;
+			break;
+		case O_RATIO: {
+			unsigned g, s;
+			char tail;
+			if (sscanf(optarg, "%u:%u%c", &g, &s, &tail) != 2 || g + s == 0 ||
+			    g > 1000000 || s > 1000000)
+				return bench_bad("ratio", optarg, "expected GET:SET such as 1:10");
+			c->ratio_get = g;
+			c->ratio_set = s;
+			break;
+		}
+		case 'k':
+			if (opt_ll("keys", optarg, 1, 1LL << 40, &v)) return -1;
+			c->keys = v;
+			break;
+		case O_PATTERN:
+			if (!strcmp(optarg, "uniform")) c->pattern = PAT_UNIFORM;
+			else if (!strcmp(optarg, "zipf")) c->pattern = PAT_ZIPF;
+			else if (!strcmp(optarg, "sequential")) c->pattern = PAT_SEQ;
+			else return bench_bad("key-pattern", optarg, "expected uniform, zipf or sequential");
+			break;
+		case O_ZIPF:
+			if (opt_d("zipf-s", optarg, 0.01, 10, &c->zipf_s)) return -1;
+			break;
+		case O_DSIZE: {
+			unsigned long a, b2;
+			char tail;
+			int n = sscanf(optarg, "%lu-%lu%c", &a, &b2, &tail);
+			if (n == 1 && strchr(optarg, '-') == NULL)
+				b2 = a;
+			else if (n != 2)
+				return bench_bad("data-size", optarg, "expected N or A-B");
+			if (a > b2 || b2 > 64UL * 1024 * 1024)
+				return bench_bad("data-size", optarg, "need A <= B <= 67108864");
+			c->dmin = a;
+			c->dmax = b2;
+			break;
+		}
+		case O_PREFIX: c->prefix = optarg; break;
+		case O_COMMAND: c->command = optarg; break;
+		case O_TIMEOUT:
+			if (opt_d("timeout", optarg, 0.01, 3600, &c->timeout)) return -1;
+			break;
+		case O_JSON: c->json = optarg; break;
+		case O_HDR: c->hdr = optarg; break;
+		case O_SVG: c->svg = optarg; break;
+		case O_CMP:
+			*cmp_a = optarg;
+			if (optind >= argc || argv[optind][0] == '-') {
+				fprintf(stderr, "rcukv-cli bench: --svg-compare needs two JSON files\n");
+				return -1;
+			}
+			*cmp_b = argv[optind++];
+			break;
+		case O_LABEL: c->label = optarg; break;
+		case 'q': c->quiet = 1; break;
+		case O_HELP:
+			bench_usage(stdout);
+			return 1;
+		case ':':
+			fprintf(stderr, "rcukv-cli bench: option '%s' needs a value\n\n", argv[optind - 1]);
+			bench_usage(stderr);
+			return -1;
+		default:
+			fprintf(stderr, "rcukv-cli bench: unknown option '%s'\n\n", argv[optind - 1]);
+			bench_usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rcukv-cli bench: unexpected argument '%s'\n\n", argv[optind]);
+		bench_usage(stderr);
+		return -1;
+	}
+	if (c->requests && c->duration > 0) {
+		fprintf(stderr, "rcukv-cli bench: give --requests or --duration, not both\n");
+		return -1;
+	}
+	if (!c->requests && c->duration <= 0)
+		c->requests = 100000;
+	if (c->pattern == PAT_ZIPF && c->keys > 50000000) {
+		fprintf(stderr, "rcukv-cli bench: --key-pattern zipf supports --keys up to 50000000 "
+		                "(got %lld)\n", c->keys);
+		return -1;
+	}
+	if (c->command) {
+		c->targc = cli_split_args(c->command, &c->targv, &c->tlens);
+		if (c->targc <= 0)
+			return bench_bad("command", c->command, "empty or unbalanced quotes");
+	}
+	return 0;
+}
+
+/* ---- request generation ---- */
+
+static uint64_t next_key(struct bench *b, struct bthread *t)
+{
+	const struct bench_cfg *c = &b->cfg;
+
+	switch (c->pattern) {
+	case PAT_SEQ:
+		return atomic_fetch_add_explicit(&b->seq_key, 1, memory_order_relaxed) %
+		       (uint64_t)c->keys;
+	case PAT_ZIPF: {
+		double u = rand01(&t->rng);
+		size_t lo = 0, hi = (size_t)c->keys - 1;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (b->zipf_cdf[mid] < u)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo;
+	}
+	default:
+		return xorshift(&t->rng) % (uint64_t)c->keys;
+	}
+}
+
+static void wbuf_reserve(struct bconn *k, size_t n)
+{
+	if (k->wlen + n <= k->wcap)
+		return;
+	if (k->woff > 0) {
+		memmove(k->w, k->w + k->woff, k->wlen - k->woff);
+		k->wlen -= k->woff;
+		k->woff = 0;
+		if (k->wlen + n <= k->wcap)
+			return;
+	}
+	size_t cap = k->wcap ? k->wcap : 16384;
+	while (cap < k->wlen + n)
+		cap *= 2;
+	char *p = realloc(k->w, cap);
+	if (!p) {
+		fprintf(stderr, "rcukv-cli bench: out of memory\n");
+		exit(1);
+	}
+	k->w = p;
+	k->wcap = cap;
+}
+
+static char *put_bulk(char *p, const char *s, size_t n)
+{
+	p += sprintf(p, "$%zu\r\n", n);
+	memcpy(p, s, n);
+	p += n;
+	*p++ = '\r';
+	*p++ = '\n';
+	return p;
+}
+
+/* Append one template argument with __key__ and __data__ replaced. */
+static char *put_tmpl_arg(char *p, const char *a, size_t n, const char *key, size_t klen,
+                          const char *data, size_t dlen)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < n;) {
+		if (n - i >= 7 && !memcmp(a + i, "__key__", 7)) { out += klen; i += 7; }
+		else if (n - i >= 8 && !memcmp(a + i, "__data__", 8)) { out += dlen; i += 8; }
+		else { out++; i++; }
+	}
+	p += sprintf(p, "$%zu\r\n", out);
+	for (size_t i = 0; i < n;) {
+		if (n - i >= 7 && !memcmp(a + i, "__key__", 7)) {
+			memcpy(p, key, klen); p += klen; i += 7;
+		} else if (n - i >= 8 && !memcmp(a + i, "__data__", 8)) {
+			memcpy(p, data, dlen); p += dlen; i += 8;
+		} else {
+			*p++ = a[i++];
+		}
+	}
+	*p++ = '\r';
+	*p++ = '\n';
+	return p;
+}
+
+/* Encode one request into k's write buffer and return its kind. */
+static int encode_request(struct bench *b, struct bthread *t, struct bconn *k)
+{
+	const struct bench_cfg *c = &b->cfg;
+	char key[256];
+	size_t klen, dlen = c->dmin;
+	int kind;
+
+	klen = (size_t)snprintf(key, sizeof(key), "%s%llu", c->prefix,
+	                        (unsigned long long)next_key(b, t));
+	if (klen >= sizeof(key))
+		klen = sizeof(key) - 1;
+	if (c->dmax > c->dmin)
+		dlen = c->dmin + xorshift(&t->rng) % (c->dmax - c->dmin + 1);
+	if (c->targc > 0) {
+		size_t need = 32;
+		for (int i = 0; i < c->targc; i++)
+			need += 32 + c->tlens[i] * (1 + klen + dlen);
+		wbuf_reserve(k, need);
+		char *p = k->w + k->wlen;
+		p += sprintf(p, "*%d\r\n", c->targc);
+		for (int i = 0; i < c->targc; i++)
+			p = put_tmpl_arg(p, c->targv[i], c->tlens[i], key, klen, b->payload, dlen);
+		k->wlen = (size_t)(p - k->w);
+		return K_CMD;
+	}
+	kind = (t->seq++ % (c->ratio_get + c->ratio_set)) < c->ratio_get ? K_GET : K_SET;
+	wbuf_reserve(k, 96 + klen + dlen);
+	char *p = k->w + k->wlen;
+	if (kind == K_GET) {
+		memcpy(p, "*2\r\n$3\r\nGET\r\n", 13);
+		p = put_bulk(p + 13, key, klen);
+	} else {
+		memcpy(p, "*3\r\n$3\r\nSET\r\n", 13);
+		p = put_bulk(p + 13, key, klen);
+		p = put_bulk(p, b->payload, dlen);
+	}
+	k->wlen = (size_t)(p - k->w);
+	return kind;
+}
+
+/* ---- connections ---- */
+
+static void count_error(struct bthread *t, const char *name, size_t n)
+{
+	int i;
+
+	if (n >= sizeof(t->err[0].name))
+		n = sizeof(t->err[0].name) - 1;
+	for (i = 0; i < t->nerr; i++)
+		if (strlen(t->err[i].name) == n && !memcmp(t->err[i].name, name, n))
+			break;
+	if (i == t->nerr) {
+		if (t->nerr == BENCH_MAX_ERRTYPES) {
+			i = BENCH_MAX_ERRTYPES - 1;  /* the last slot gathers the rest */
+			snprintf(t->err[i].name, sizeof(t->err[i].name), "other");
+		} else {
+			memcpy(t->err[i].name, name, n);
+			t->err[i].name[n] = '\0';
+			t->nerr++;
+		}
+	}
+	t->err[i].n++;
+	t->errors++;
+	atomic_fetch_add_explicit(&t->errors_live, 1, memory_order_relaxed);
+}
+
+/*
+ * Blocking connect plus AUTH/SELECT/HELLO; every failure is fatal here
+ * (refused auth must stop the run, not count errors).  Return 0 or -1 with
+ * a message in err.
+ */
+static int bench_connect(struct bconn *k, const struct cli_conn_opts *o, char *err, size_t errn)
+{
+	char dbs[16];
+	char *argv[3][3] = {
+		{ "AUTH", (char *)(o->user ? o->user : o->password), (char *)o->password },
+		{ "SELECT", dbs, NULL },
+		{ "HELLO", "3", NULL },
+	};
+	int argc[3] = { o->user ? 3 : 2, 2, 2 };
+	int use[3] = { o->password != NULL, o->db != 0, o->resp3 };
+	const char *what[3] = { "AUTH", "SELECT", "HELLO 3" };
+
+	snprintf(dbs, sizeof(dbs), "%d", o->db);
+	if (cli_conn_open(&k->c, o) != 0) {
+		snprintf(err, errn, "%s", k->c.err);
+		return -1;
+	}
+	for (int i = 0; i < 3; i++) {
+		struct cli_reply *r;
+		if (!use[i])
+			continue;
+		if (cli_conn_send(&k->c, argc[i], argv[i], NULL) != 0 ||
+		    !(r = cli_conn_read(&k->c))) {
+			snprintf(err, errn, "%s: %s", what[i], k->c.err);
+			cli_conn_close(&k->c);
+			return -1;
+		}
+		if (r->type == CLI_R_ERROR) {
+			snprintf(err, errn, "%s failed: %s", what[i], r->str);
+			cli_reply_free(r);
+			cli_conn_close(&k->c);
+			return -1;
+		}
+		cli_reply_free(r);
+	}
+	fcntl(k->c.fd, F_SETFL, fcntl(k->c.fd, F_GETFL) | O_NONBLOCK);
+	k->alive = 1;
+	k->wlen = k->woff = 0;
+	k->rlen = k->roff = 0;
+	k->qhead = k->qn = 0;
+	k->want_out = 0;
+	cli_scan_init(&k->sc);
+	return 0;
+}
+
+static void conn_lost(struct bthread *t, struct bconn *k, const char *why)
+{
+	/* Every request still in flight on it is an error. */
+	for (unsigned i = 0; i < k->qn; i++) {
+		struct pend *p = &k->q[(k->qhead + i) % (unsigned)t->b->cfg.pipeline];
+		if (p->measured)
+			count_error(t, why, strlen(why));
+	}
+	k->qn = 0;
+	epoll_ctl(t->epfd, EPOLL_CTL_DEL, k->c.fd, NULL);
+	cli_conn_close(&k->c);
+	k->alive = 0;
+}
+
+static void try_reconnect(struct bthread *t, struct bconn *k, uint64_t now)
+{
+	char err[300];
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (now - k->last_reconnect < 200000000ull)
+		return;
+	k->last_reconnect = now;
+	if (bench_connect(k, &t->b->cfg.conn, err, sizeof(err)) != 0)
+		return;
+	ev.data.ptr = k;
+	epoll_ctl(t->epfd, EPOLL_CTL_ADD, k->c.fd, &ev);
+}
+
+static void flush_conn(struct bthread *t, struct bconn *k)
+{
+	while (k->woff < k->wlen) {
+		ssize_t n = write(k->c.fd, k->w + k->woff, k->wlen - k->woff);
+		if (n > 0) {
+			k->woff += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (!k->want_out) {
+				struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.ptr = k };
+				epoll_ctl(t->epfd, EPOLL_CTL_MOD, k->c.fd, &ev);
+				k->want_out = 1;
+			}
+			return;
+		}
+		conn_lost(t, k, "connection");
+		return;
+	}
+	k->wlen = k->woff = 0;
+	if (k->want_out) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = k };
+		epoll_ctl(t->epfd, EPOLL_CTL_MOD, k->c.fd, &ev);
+		k->want_out = 0;
+	}
+}
+
+/* May this thread issue one more request now? */
+static int may_issue(struct bench *b, struct bthread *t, uint64_t now)
+{
+	if (atomic_load_explicit(&b->stop, memory_order_relaxed))
+		return 0;
+	if (now < b->measure_start)
+		return 1;               /* warmup: time-bounded only */
+	if (b->end)
+		return now < b->end;
+	return t->quota > 0;
+}
+
+static void issue(struct bench *b, struct bthread *t, struct bconn *k, uint64_t start,
+                  uint64_t now)
+{
+	unsigned pl = (unsigned)b->cfg.pipeline;
+	struct pend *p = &k->q[(k->qhead + k->qn) % pl];
+
+	p->kind = (uint8_t)encode_request(b, t, k);
+	p->start = start;
+	p->measured = now >= b->measure_start;
+	if (p->measured && !b->end)
+		t->quota--;
+	k->qn++;
+}
+
+/* Fill k's pipeline as the loop discipline allows, then write. */
+static void fill(struct bench *b, struct bthread *t, struct bconn *k, uint64_t now)
+{
+	unsigned pl = (unsigned)b->cfg.pipeline;
+
+	if (!k->alive)
+		return;
+	if (b->cfg.rate > 0) {
+		while (k->qn < pl && k->next_slot <= now && may_issue(b, t, now)) {
+			issue(b, t, k, k->next_slot, now);
+			k->next_slot += k->interval;
+		}
+	} else {
+		while (k->qn < pl && may_issue(b, t, now))
+			issue(b, t, k, now, now);
+	}
+	if (k->wlen > k->woff)
+		flush_conn(t, k);
+}
+
+/* Consume every complete reply in k's read buffer. */
+static void on_replies(struct bench *b, struct bthread *t, struct bconn *k, uint64_t now)
+{
+	unsigned pl = (unsigned)b->cfg.pipeline;
+
+	for (;;) {
+		int st = cli_scan(&k->sc, k->r + k->roff, k->rlen - k->roff);
+
+		if (st == CLI_SCAN_AGAIN)
+			break;
+		if (st == CLI_SCAN_ERROR || k->qn == 0) {
+			conn_lost(t, k, "protocol");
+			return;
+		}
+		struct pend *p = &k->q[k->qhead];
+		const char *rep = k->r + k->roff;
+		char top = k->sc.top;
+
+		if (p->measured) {
+			unsigned kind = p->kind;
+			uint64_t us = now > p->start ? (now - p->start + 500) / 1000 : 0;
+
+			cli_hist_record(&t->hist[kind], us);
+			t->kdone[kind]++;
+			if (top == '-' || top == '!') {
+				size_t n = 0, lim = k->sc.pos;
+				size_t s = 1;
+				if (top == '!') {
+					const char *nl = memchr(rep, '\n', lim);
+					s = nl ? (size_t)(nl - rep) + 1 : lim;
+				}
+				while (s + n < lim && rep[s + n] != ' ' && rep[s + n] != '\r')
+					n++;
+				count_error(t, rep + s, n);
+			} else if ((top == '$' && k->sc.top_len >= 0) || top == '=') {
+				t->khits[kind]++;
+			} else if (top == '_' || ((top == '$' || top == '*') && k->sc.top_len < 0)) {
+				t->kmiss[kind]++;
+			}
+			t->last_reply = now;
+			atomic_fetch_add_explicit(&t->done_live, 1, memory_order_relaxed);
+		}
+		k->qhead = (k->qhead + 1) % pl;
+		k->qn--;
+		k->roff += k->sc.pos;
+		cli_scan_init(&k->sc);
+	}
+	if (k->roff == k->rlen) {
+		k->roff = k->rlen = 0;
+	} else if (k->roff > k->rcap / 2) {
+		/* The scanner's state is relative to roff, so moving is safe. */
+		memmove(k->r, k->r + k->roff, k->rlen - k->roff);
+		k->rlen -= k->roff;
+		k->roff = 0;
+	}
+}
+
+static void on_readable(struct bench *b, struct bthread *t, struct bconn *k)
+{
+	for (;;) {
+		if (k->rcap - k->rlen < 4096) {
+			size_t cap = k->rcap ? k->rcap * 2 : 65536;
+			char *p = realloc(k->r, cap);
+			if (!p) {
+				fprintf(stderr, "rcukv-cli bench: out of memory\n");
+				exit(1);
+			}
+			k->r = p;
+			k->rcap = cap;
+		}
+		ssize_t n = read(k->c.fd, k->r + k->rlen, k->rcap - k->rlen);
+		if (n > 0) {
+			k->rlen += (size_t)n;
+			uint64_t now = now_ns();
+			pthread_mutex_lock(&t->lock);
+			on_replies(b, t, k, now);
+			pthread_mutex_unlock(&t->lock);
+			if (!k->alive)
+				return;
+			if (k->rlen < k->rcap)
+				return;  /* the socket had less than we could take: drained */
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		conn_lost(t, k, "connection");
+		return;
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct bthread *t = arg;
+	struct bench *b = t->b;
+	struct epoll_event evs[64];
+	uint64_t drain_deadline = 0, dead_since = 0;
+
+	for (int i = 0; i < t->nconns; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &t->conns[i] };
+		epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->conns[i].c.fd, &ev);
+	}
+	for (;;) {
+		uint64_t now = now_ns();
+		uint64_t wake = UINT64_MAX;
+		int pending = 0, alive = 0;
+
+		for (int i = 0; i < t->nconns; i++) {
+			struct bconn *k = &t->conns[i];
+			if (!k->alive && may_issue(b, t, now))
+				try_reconnect(t, k, now);
+			if (!k->alive)
+				continue;
+			alive++;
+			fill(b, t, k, now);
+			pending += (int)k->qn;
+			if (b->cfg.rate > 0 && k->qn < (unsigned)b->cfg.pipeline && k->next_slot < wake)
+				wake = k->next_slot;
+		}
+		int more = may_issue(b, t, now);
+		if (!more && pending == 0)
+			break;
+		if (!more) {
+			if (!drain_deadline)
+				drain_deadline = now + (uint64_t)(b->cfg.timeout * 1e9);
+			else if (now > drain_deadline) {
+				for (int i = 0; i < t->nconns; i++)
+					if (t->conns[i].alive && t->conns[i].qn)
+						conn_lost(t, &t->conns[i], "timeout");
+				break;
+			}
+		}
+		if (alive == 0) {
+			if (!more)
+				break;
+			/* Retry connecting every 200 ms, give up after --timeout. */
+			if (!dead_since)
+				dead_since = now;
+			else if (now - dead_since > (uint64_t)(b->cfg.timeout * 1e9))
+				break;
+			wake = now + 200000000ull;
+		} else {
+			dead_since = 0;
+		}
+		/* Wake for the next slot, the end of the run, or at least every 100 ms. */
+		uint64_t cap = now + 100000000ull;
+		if (b->end && b->end > now && b->end < cap && more)
+			cap = b->end;
+		if (wake > cap)
+			wake = cap;
+		struct timespec ts = { 0, 0 };
+		if (wake > now) {
+			ts.tv_sec = (time_t)((wake - now) / 1000000000ull);
+			ts.tv_nsec = (long)((wake - now) % 1000000000ull);
+		}
+		int n = epoll_pwait2(t->epfd, evs, 64, &ts, NULL);
+		for (int i = 0; i < n; i++) {
+			struct bconn *k = evs[i].data.ptr;
+			if (!k->alive)
+				continue;
+			if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+				on_readable(b, t, k);
+			if (k->alive && (evs[i].events & EPOLLOUT))
+				flush_conn(t, k);
+		}
+		if (alive == 0 && !more)
+			break;
+	}
+	t->lost = 1;
+	for (int i = 0; i < t->nconns; i++)
+		if (t->conns[i].alive)
+			t->lost = 0;
+	atomic_store_explicit(&t->finished, 1, memory_order_release);
+	return NULL;
+}
+
+/* ---- main thread ---- */
+
+static int build_zipf(struct bench *b)
+{
+	long long n = b->cfg.keys;
+	double sum = 0;
+
+	b->zipf_cdf = malloc(sizeof(double) * (size_t)n);
+	if (!b->zipf_cdf)
+		return -1;
+	for (long long i = 0; i < n; i++) {
+		sum += 1.0 / pow((double)(i + 1), b->cfg.zipf_s);
+		b->zipf_cdf[i] = sum;
+	}
+	for (long long i = 0; i < n; i++)
+		b->zipf_cdf[i] /= sum;
+	b->zipf_cdf[n - 1] = 1.0;
+	return 0;
+}
+
+static const char *pattern_name(int p)
+{
+	return p == PAT_ZIPF ? "zipf" : p == PAT_SEQ ? "sequential" : "uniform";
+}
+
+static void progress_line(struct bench *b, double t_s, double ops, uint64_t errs)
+{
+	struct cli_hist *h = malloc(sizeof(*h));
+
+	if (!h)
+		return;
+	cli_hist_init(h);
+	for (int i = 0; i < b->cfg.threads; i++) {
+		struct bthread *t = &b->t[i];
+		pthread_mutex_lock(&t->lock);
+		for (int k = 0; k < b->nkinds; k++)
+			cli_hist_merge(h, &t->hist[k]);
+		pthread_mutex_unlock(&t->lock);
+	}
+	fprintf(stderr, "\r[%6.1fs] %10.0f ops/s  p50 %8.3f ms  p99 %8.3f ms  errors %llu   ",
+	        t_s, ops, (double)cli_hist_percentile(h, 50) / 1000.0,
+	        (double)cli_hist_percentile(h, 99) / 1000.0, (unsigned long long)errs);
+	fflush(stderr);
+	free(h);
+}
+
+static int run_bench(struct bench_cfg *c)
+{
+	struct bench *b = calloc(1, sizeof(*b));
+	struct bench_result *res = calloc(1, sizeof(*res));
+	size_t series_cap = 1024;
+	int rc = 0, progress;
+	char err[300];
+
+	if (!b || !res)
+		return 1;
+	b->cfg = *c;
+	if (c->pattern == PAT_ZIPF && build_zipf(b) != 0) {
+		fprintf(stderr, "rcukv-cli bench: out of memory for the zipf table\n");
+		return 1;
+	}
+	b->payload = malloc(c->dmax + 1);
+	if (!b->payload)
+		return 1;
+	for (size_t i = 0; i < c->dmax; i++)
+		b->payload[i] = (char)('a' + i % 26);
+	if (c->targc > 0) {
+		b->nkinds = 1;
+		snprintf(b->kind_name[0], sizeof(b->kind_name[0]), "%s", c->targv[0]);
+		for (char *p = b->kind_name[0]; *p; p++)
+			if (*p >= 'a' && *p <= 'z')
+				*p = (char)(*p - 'a' + 'A');
+	} else {
+		b->nkinds = 2;
+		strcpy(b->kind_name[K_GET], "GET");
+		strcpy(b->kind_name[K_SET], "SET");
+	}
+
+	/* Connect everything first: an unreachable server or refused AUTH stops here. */
+	b->t = calloc((size_t)c->threads, sizeof(*b->t));
+	if (!b->t)
+		return 1;
+	for (int i = 0; i < c->threads; i++) {
+		struct bthread *t = &b->t[i];
+		t->b = b;
+		t->idx = i;
+		t->rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) ^ (uint64_t)now_ns();
+		if (!t->rng)
+			t->rng = 1;
+		pthread_mutex_init(&t->lock, NULL);
+		for (int k = 0; k < BENCH_MAX_KINDS; k++)
+			cli_hist_init(&t->hist[k]);
+		t->quota = c->requests ? c->requests / c->threads + (i < c->requests % c->threads) : -1;
+		t->nconns = c->clients;
+		t->conns = calloc((size_t)c->clients, sizeof(*t->conns));
+		t->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (!t->conns || t->epfd < 0)
+			return 1;
+		for (int j = 0; j < c->clients; j++) {
+			struct bconn *k = &t->conns[j];
+			k->q = calloc((size_t)c->pipeline, sizeof(*k->q));
+			if (!k->q)
+				return 1;
+			if (bench_connect(k, &c->conn, err, sizeof(err)) != 0) {
+				fprintf(stderr, "rcukv-cli bench: %s\n", err);
+				return 1;
+			}
+		}
+	}
+	progress = !c->quiet && isatty(STDERR_FILENO);
+
+	/* Schedule, then start the workers. */
+	int nconn = c->threads * c->clients;
+	b->t0 = now_ns() + 1000000;  /* 1 ms for the threads to start */
+	b->measure_start = b->t0 + (uint64_t)(c->warmup * 1e9);
+	b->end = c->requests ? 0 : b->measure_start + (uint64_t)(c->duration * 1e9);
+	for (int i = 0; i < c->threads; i++)
+		for (int j = 0; j < c->clients; j++) {
+			struct bconn *k = &b->t[i].conns[j];
+			if (c->rate > 0) {
+				k->interval = (uint64_t)(1e9 * nconn / c->rate);
+				if (!k->interval)
+					k->interval = 1;
+				/* Stagger the connections across one interval. */
+				k->next_slot = b->t0 + k->interval * (uint64_t)(i * c->clients + j) /
+				               (uint64_t)nconn;
+			}
+		}
+	for (int i = 0; i < c->threads; i++)
+		if (pthread_create(&b->t[i].tid, NULL, worker, &b->t[i]) != 0) {
+			fprintf(stderr, "rcukv-cli bench: pthread_create failed\n");
+			return 1;
+		}
+
+	/* Sample throughput every 100 ms while the workers run. */
+	res->series_interval = 0.1;
+	res->series = malloc(sizeof(double) * series_cap);
+	uint64_t last_done = 0, tick = b->measure_start, last_progress = b->t0;
+	for (;;) {
+		int fin = 1;
+		for (int i = 0; i < c->threads; i++)
+			if (!atomic_load_explicit(&b->t[i].finished, memory_order_acquire))
+				fin = 0;
+		uint64_t now = now_ns();
+		if ((now >= tick + 100000000ull || fin) && now > tick) {
+			uint64_t done = 0, errs = 0;
+			double dt = (double)(now - tick) / 1e9;
+			for (int i = 0; i < c->threads; i++) {
+				done += atomic_load_explicit(&b->t[i].done_live, memory_order_relaxed);
+				errs += atomic_load_explicit(&b->t[i].errors_live, memory_order_relaxed);
+			}
+			if (res->nseries == series_cap) {
+				double *p = realloc(res->series, sizeof(double) * series_cap * 2);
+				if (p) {
+					res->series = p;
+					series_cap *= 2;
+				}
+			}
+			if (res->series && res->nseries < series_cap && (!fin || dt >= 0.05))
+				res->series[res->nseries++] = (double)(done - last_done) / dt;
+			last_done = done;
+			tick = now;
+			if (progress && now >= last_progress + 1000000000ull) {
+				progress_line(b, (double)(now - b->t0) / 1e9,
+				              res->nseries ? res->series[res->nseries - 1] : 0, errs);
+				last_progress = now;
+			}
+		}
+		if (fin)
+			break;
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	if (progress)
+		fprintf(stderr, "\n");
+	int lost = 1;
+	uint64_t last = b->measure_start;
+	for (int i = 0; i < c->threads; i++) {
+		pthread_join(b->t[i].tid, NULL);
+		if (!b->t[i].lost)
+			lost = 0;
+		if (b->t[i].last_reply > last)
+			last = b->t[i].last_reply;
+	}
+
+	/* Gather the figures. */
+	if (c->conn.socket)
+		snprintf(res->target, sizeof(res->target), "%s", c->conn.socket);
+	else
+		snprintf(res->target, sizeof(res->target), "%s:%d", c->conn.host, c->conn.port);
+	res->threads = c->threads;
+	res->clients = c->clients;
+	res->pipeline = c->pipeline;
+	res->rate = c->rate;
+	res->requests_asked = c->requests;
+	res->duration_asked = c->duration;
+	res->warmup = c->warmup;
+	res->keys = c->keys;
+	res->pattern = pattern_name(c->pattern);
+	res->zipf_s = c->zipf_s;
+	res->dmin = c->dmin;
+	res->dmax = c->dmax;
+	res->prefix = c->prefix;
+	res->command = c->command;
+	res->label = c->label;
+	res->ratio_get = c->ratio_get;
+	res->ratio_set = c->ratio_set;
+	res->nkinds = b->nkinds;
+	cli_hist_init(&res->all);
+	for (int k = 0; k < b->nkinds; k++) {
+		snprintf(res->kind_name[k], sizeof(res->kind_name[k]), "%s", b->kind_name[k]);
+		cli_hist_init(&res->kind_hist[k]);
+	}
+	for (int i = 0; i < c->threads; i++) {
+		struct bthread *t = &b->t[i];
+		for (int k = 0; k < b->nkinds; k++) {
+			cli_hist_merge(&res->kind_hist[k], &t->hist[k]);
+			cli_hist_merge(&res->all, &t->hist[k]);
+			res->kind_done[k] += t->kdone[k];
+			res->kind_hits[k] += t->khits[k];
+			res->kind_misses[k] += t->kmiss[k];
+			res->done += t->kdone[k];
+			res->hits += t->khits[k];
+			res->misses += t->kmiss[k];
+		}
+		for (int e = 0; e < t->nerr; e++) {
+			int j;
+			for (j = 0; j < res->nerr; j++)
+				if (!strcmp(res->err[j].name, t->err[e].name))
+					break;
+			if (j == res->nerr) {
+				if (res->nerr == BENCH_MAX_ERRTYPES)
+					j = BENCH_MAX_ERRTYPES - 1;
+				else
+					res->err[res->nerr++] = (struct bench_errtype){ .n = 0 };
+				if (!res->err[j].name[0])
+					snprintf(res->err[j].name, sizeof(res->err[j].name), "%s",
+					         t->err[e].name);
+			}
+			res->err[j].n += t->err[e].n;
+		}
+		res->errors += t->errors;
+	}
+	res->elapsed = last > b->measure_start ? (double)(last - b->measure_start) / 1e9 : 0;
+	if (b->end && res->elapsed < (double)(b->end - b->measure_start) / 1e9)
+		res->elapsed = (double)(b->end - b->measure_start) / 1e9;
+
+	bench_report_text(res, stdout);
+	fflush(stdout);
+	if (c->json && bench_report_json(res, c->json) != 0)
+		rc = 1;
+	if (c->hdr && bench_report_hdr(res, c->hdr) != 0)
+		rc = 1;
+	if (c->svg && bench_report_svg(res, c->svg) != 0)
+		rc = 1;
+	if (lost) {
+		fprintf(stderr, "rcukv-cli bench: every connection to %s was lost; the run stopped early\n",
+		        res->target);
+		rc = 1;
+	}
+	for (int i = 0; i < c->threads; i++) {
+		struct bthread *t = &b->t[i];
+		for (int j = 0; j < t->nconns; j++) {
+			if (t->conns[j].alive)
+				cli_conn_close(&t->conns[j].c);
+			free(t->conns[j].q);
+			free(t->conns[j].w);
+			free(t->conns[j].r);
+		}
+		free(t->conns);
+		close(t->epfd);
+		pthread_mutex_destroy(&t->lock);
+	}
+	free(b->t);
+	free(b->zipf_cdf);
+	free(b->payload);
+	free(b);
+	free(res->series);
+	free(res);
+	return rc;
+}
+
+int cli_bench_main(int argc, char **argv, const struct cli_conn_opts *base)
+{
+	struct bench_cfg c = {
+		.conn = *base,
+		.threads = 1, .clients = 4, .pipeline = 1,
+		.ratio_get = 1, .ratio_set = 1,
+		.keys = 100000, .pattern = PAT_UNIFORM, .zipf_s = 0.99,
+		.dmin = 32, .dmax = 32, .prefix = "key:", .timeout = 5,
+	};
+	const char *cmp_a = NULL, *cmp_b = NULL;
+	int r;
+
+	signal(SIGPIPE, SIG_IGN);
+	r = bench_parse(argc, argv, &c, &cmp_a, &cmp_b);
+	if (r != 0)
+		return r > 0 ? 0 : 1;
+	if (cmp_a)
+		return cli_svg_compare(cmp_a, cmp_b, c.svg);
+	r = run_bench(&c);
+	if (c.targc > 0)
+		cli_free_args(c.targc, c.targv, c.tlens);
+	return r;
+}

@@ -1,0 +1,34 @@
+# client/: rcukv-cli (command, line, interactive modes and the bench load
+# generator).  Depends on hiredis and libedit only; shares no code with server/.
+$(call need_pc,hiredis)
+$(call need_pc,libedit)
+
+CLIENT_LIB_SRCS := client/resp.c client/format.c client/conn.c client/hist.c \
+                   client/bench.c client/report.c
+CLIENT_SRCS := $(CLIENT_LIB_SRCS) client/main.c
+CLIENT_LIB_OBJS := $(CLIENT_LIB_SRCS:%.c=$(B)/%.o)
+CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(B)/%.o)
+CLIENT_CFLAGS := $(call pc,--cflags,hiredis)
+CLIENT_LIBS := $(call pc,--libs,hiredis) $(call pc,--libs,libedit) -lm
+CLI := $(B)/rcukv-cli
+
+$(CLIENT_OBJS) $(B)/tests/client/test_client.o: CFLAGS += $(CLIENT_CFLAGS)
+
+$(CLI): $(CLIENT_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LIBS)
+
+# Unit tests: histogram percentiles, HDR output, reply scanner, argument splitting.
+$(B)/tests/client/test_client: $(B)/tests/client/test_client.o $(CLIENT_LIB_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LIBS) $(call pc,--libs,cmocka)
+
+ALL_BINS += $(CLI)
+TEST_BINS += $(B)/tests/client/test_client
+TEST_SCRIPTS += tests/client/test_cli.sh
+# BENCH_SUBJECTS += client  (bench/bench_client.sh lands next)
+
+# The scripts run $(B)/rcukv-cli (tests/run.sh passes B), so build it first.
+$(B)/tests/client/test_client: | $(CLI)
+
+.PHONY: bench-client
+bench-client: $(CLI)
+	@RCUKV_CLI=$(abspath $(CLI)) bench/bench_client.sh

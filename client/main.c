@@ -1,0 +1,495 @@
+/*
+ * client/main.c: rcukv-cli entry point: options, command mode, line mode
+ * (commands read from a pipe), interactive mode (libedit), and the "bench"
+ * subcommand (client/bench.c).
+ *
+ * Output follows redis-cli 7.0: the raw form when stdout is not a terminal,
+ * the terminal form when it is (or with --no-raw).  One deliberate
+ * difference: an error reply makes the exit status 1 (redis-cli needs -e for
+ * that; -e is accepted here and changes nothing).
+ *
+ * Single-threaded.  Tested by tests/client/test_cli.sh.
+ */
+#include "client/cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <editline/readline.h>
+
+#define CLI_VERSION "0.1.0"
+
+struct cli_opts {
+	struct cli_conn_opts c;
+	long long repeat;       /* -r; -1 forever */
+	double interval;        /* -i seconds */
+	int stdin_last;         /* -x */
+	int output;             /* -1 auto, else enum cli_output */
+	int no_auth_warning;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"rcukv-cli " CLI_VERSION ": a Redis client and load generator\n"
+"\n"
+"Usage: rcukv-cli [OPTIONS] [cmd [arg [arg ...]]]\n"
+"       rcukv-cli [OPTIONS] bench [BENCH OPTIONS]   (rcukv-cli bench --help)\n"
+"\n"
+"  -h <hostname>      Server hostname (default: 127.0.0.1).\n"
+"  -p <port>          Server port (default: 6379).\n"
+"  -s <socket>        Server socket (overrides hostname and port).\n"
+"  -a <password>      Password to use when connecting to the server.\n"
+"  --pass <password>  Alias of -a.\n"
+"  --user <username>  Username to send with AUTH (needs -a).\n"
+"  --no-auth-warning  Don't warn about a password given on the command line.\n"
+"  -n <db>            Database number.\n"
+"  -2, --resp2        Start the session in RESP2 protocol mode (default).\n"
+"  -3, --resp3        Start the session in RESP3 protocol mode (HELLO 3).\n"
+"  -r <repeat>        Execute the command N times (-1: until interrupted).\n"
+"  -i <interval>      With -r, wait <interval> seconds between commands;\n"
+"                     fractions such as 0.1 are allowed.\n"
+"  -x                 Read the last argument from standard input.\n"
+"  -t <timeout>       Connect timeout in seconds (default: 5).\n"
+"  --raw              Print raw replies even on a terminal.\n"
+"  --no-raw           Print formatted replies even when stdout is not a terminal.\n"
+"  -e                 Accepted for redis-cli compatibility: rcukv-cli always\n"
+"                     exits with status 1 when a command gets an error reply.\n"
+"  --help             Print this help and exit.\n"
+"  -v, --version      Print the version and exit.\n"
+"\n"
+"Without a command: reads commands line by line from standard input when it is\n"
+"not a terminal; otherwise starts an interactive session (line editing, history\n"
+"in ~/.rcukvcli_history or $RCUKVCLI_HISTFILE, redis-cli quoting, automatic\n"
+"reconnection).  Type 'quit' or 'exit' to leave.\n"
+"\n"
+"Output: like redis-cli, the formatted form on a terminal and the raw form\n"
+"otherwise.  Exit status: 0 on success, 1 if a connection failed, an option was\n"
+"invalid or a command returned an error reply.\n"
+"\n"
+"Examples:\n"
+"  rcukv-cli -p 6379 set key value\n"
+"  echo -n hello | rcukv-cli -x set greeting\n"
+"  rcukv-cli -r 5 -i 1 info stats\n"
+"  rcukv-cli bench --threads 2 --clients 4 --pipeline 16 --duration 10\n");
+}
+
+static enum cli_output out_mode(const struct cli_opts *o)
+{
+	if (o->output >= 0)
+		return (enum cli_output)o->output;
+	return isatty(STDOUT_FILENO) ? CLI_OUT_TTY : CLI_OUT_RAW;
+}
+
+static int bad_value(const char *opt, const char *val)
+{
+	fprintf(stderr, "rcukv-cli: invalid value '%s' for %s (see rcukv-cli --help)\n",
+	        val ? val : "", opt);
+	return -1;
+}
+
+static int parse_int(const char *opt, const char *s, long long lo, long long hi, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!s)
+		return bad_value(opt, s);
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return bad_value(opt, s);
+	*out = v;
+	return 0;
+}
+
+/*
+ * Parse the options in front of the command.  Return: index of the first
+ * command word, argc if none, -1 on a bad option (message printed), -2 when
+ * the program should exit 0 (--help, --version).
+ */
+static int parse_opts(int argc, char **argv, struct cli_opts *o)
+{
+	int i;
+	long long v;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+		int has_next = next != NULL;
+
+#define NEED_ARG() do { if (!has_next) { \
+	fprintf(stderr, "rcukv-cli: option %s needs a value (see rcukv-cli --help)\n", a); \
+	return -1; } i++; } while (0)
+
+		if (!strcmp(a, "-h")) {
+			NEED_ARG();
+			o->c.host = next;
+		} else if (!strcmp(a, "-p")) {
+			NEED_ARG();
+			if (parse_int(a, next, 1, 65535, &v))
+				return -1;
+			o->c.port = (int)v;
+		} else if (!strcmp(a, "-s")) {
+			NEED_ARG();
+			o->c.socket = next;
+		} else if (!strcmp(a, "-a") || !strcmp(a, "--pass")) {
+			NEED_ARG();
+			o->c.password = next;
+		} else if (!strcmp(a, "--user")) {
+			NEED_ARG();
+			o->c.user = next;
+		} else if (!strcmp(a, "--no-auth-warning")) {
+			o->no_auth_warning = 1;
+		} else if (!strcmp(a, "-n")) {
+			NEED_ARG();
+			if (parse_int(a, next, 0, 1 << 30, &v))
+				return -1;
+			o->c.db = (int)v;
+		} else if (!strcmp(a, "-2") || !strcmp(a, "--resp2")) {
+			o->c.resp3 = 0;
+		} else if (!strcmp(a, "-3") || !strcmp(a, "--resp3")) {
+			o->c.resp3 = 1;
+		} else if (!strcmp(a, "-r")) {
+			NEED_ARG();
+			if (parse_int(a, next, -1, LLONG_MAX, &v))
+				return -1;
+			o->repeat = v;
+		} else if (!strcmp(a, "-i")) {
+			char *end;
+			NEED_ARG();
+			o->interval = strtod(next, &end);
+			if (end == next || *end || o->interval < 0 || o->interval > 86400)
+				return bad_value(a, next);
+		} else if (!strcmp(a, "-t")) {
+			char *end;
+			double t;
+			NEED_ARG();
+			t = strtod(next, &end);
+			if (end == next || *end || t <= 0 || t > 3600)
+				return bad_value(a, next);
+			o->c.timeout_ms = (int)(t * 1000);
+		} else if (!strcmp(a, "-x")) {
+			o->stdin_last = 1;
+		} else if (!strcmp(a, "--raw")) {
+			o->output = CLI_OUT_RAW;
+		} else if (!strcmp(a, "--no-raw")) {
+			o->output = CLI_OUT_TTY;
+		} else if (!strcmp(a, "-e")) {
+			/* always on */
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-?")) {
+			usage(stdout);
+			return -2;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--version")) {
+			printf("rcukv-cli " CLI_VERSION "\n");
+			return -2;
+		} else if (a[0] == '-' && a[1] != '\0' && strcmp(a, "bench") != 0) {
+			fprintf(stderr, "Unrecognized option or bad number of args for: '%s'\n\n", a);
+			usage(stderr);
+			return -1;
+		} else {
+			break;
+		}
+#undef NEED_ARG
+	}
+	return i;
+}
+
+static int read_all_stdin(struct cli_buf *b)
+{
+	char tmp[65536];
+	ssize_t n;
+
+	cli_buf_add(b, "", 0);
+	while ((n = read(STDIN_FILENO, tmp, sizeof(tmp))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		cli_buf_add(b, tmp, (size_t)n);
+	}
+	return 0;
+}
+
+static void sleep_seconds(double s)
+{
+	struct timespec ts;
+
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Send one command and print its reply.  Push messages that arrive first are
+ * printed on a terminal and dropped otherwise, as redis-cli does.
+ * Return: 0 ok, 1 error reply, -1 connection failure (c->err says why).
+ */
+static int run_command(struct cli_conn *c, const struct cli_opts *o, int argc, char **argv,
+                       const size_t *lens)
+{
+	enum cli_output mode = out_mode(o);
+	struct cli_reply *r;
+	struct cli_buf out = {0};
+	int rc;
+
+	if (cli_conn_send(c, argc, argv, lens) != 0)
+		return -1;
+	for (;;) {
+		r = cli_conn_read(c);
+		if (!r)
+			return -1;
+		if (r->type != CLI_R_PUSH)
+			break;
+		if (isatty(STDOUT_FILENO) && o->output != CLI_OUT_RAW) {
+			cli_format_reply(&out, r, mode);
+			fwrite(out.p, 1, out.len, stdout);
+			out.len = 0;
+		}
+		cli_reply_free(r);
+	}
+	cli_format_reply(&out, r, mode);
+	fwrite(out.p, 1, out.len, stdout);
+	fflush(stdout);
+	free(out.p);
+	rc = r->type == CLI_R_ERROR ? 1 : 0;
+	cli_reply_free(r);
+	return rc;
+}
+
+static int connect_and_greet(struct cli_conn *c, const struct cli_opts *o)
+{
+	if (cli_conn_open(c, &o->c) != 0)
+		return -1;
+	if (cli_conn_handshake(c, &o->c) != 0) {
+		cli_conn_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+static int command_mode(struct cli_opts *o, int argc, char **argv)
+{
+	struct cli_conn c;
+	struct cli_buf in = {0};
+	char **av = argv;
+	size_t *lens;
+	int rc = 0;
+
+	if (connect_and_greet(&c, o) != 0) {
+		fprintf(stderr, "%s\n", c.err);
+		return 1;
+	}
+	lens = calloc((size_t)argc + 1, sizeof(*lens));
+	av = calloc((size_t)argc + 1, sizeof(*av));
+	if (!lens || !av) {
+		fprintf(stderr, "rcukv-cli: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < argc; i++) {
+		av[i] = argv[i];
+		lens[i] = strlen(argv[i]);
+	}
+	if (o->stdin_last) {
+		if (read_all_stdin(&in) != 0) {
+			fprintf(stderr, "rcukv-cli: reading standard input: %s\n", strerror(errno));
+			return 1;
+		}
+		av[argc] = in.p;
+		lens[argc] = in.len;
+		argc++;
+	}
+	for (long long n = 0; o->repeat < 0 || n < o->repeat; n++) {
+		int r = run_command(&c, o, argc, av, lens);
+
+		if (r < 0) {
+			fprintf(stderr, "%s\n", c.err);
+			rc = 1;
+			break;
+		}
+		if (r > 0)
+			rc = 1;
+		if (o->repeat < 0 || n + 1 < o->repeat)
+			sleep_seconds(o->interval);
+	}
+	cli_conn_close(&c);
+	free(in.p);
+	free(av);
+	free(lens);
+	return rc;
+}
+
+/* ---- line and interactive modes ---- */
+
+static void make_prompt(char *p, size_t n, const struct cli_opts *o, int connected)
+{
+	if (!connected)
+		snprintf(p, n, "not connected> ");
+	else if (o->c.socket)
+		snprintf(p, n, "%s%s> ", o->c.socket, "");
+	else
+		snprintf(p, n, "%s:%d", o->c.host, o->c.port);
+	if (connected && o->c.db)
+		snprintf(p + strlen(p), n - strlen(p), "[%d]", o->c.db);
+	if (connected && !o->c.socket)
+		snprintf(p + strlen(p), n - strlen(p), "> ");
+}
+
+/*
+ * Run one line.  A dead connection is reopened, and a command that failed on
+ * a connection that had died under it is retried once on the new one.
+ * Return: 0 ok, 1 error reply or failure, 2 quit.
+ */
+static int run_line(struct cli_conn *c, int *connected, struct cli_opts *o, const char *line)
+{
+	char **av;
+	size_t *lens;
+	int argc = cli_split_args(line, &av, &lens);
+	int rc = 0;
+
+	if (argc < 0) {
+		printf("Invalid argument(s)\n");
+		fflush(stdout);
+		return 1;
+	}
+	if (argc == 0) {
+		cli_free_args(argc, av, lens);
+		return 0;
+	}
+	if (!strcasecmp(av[0], "quit") || !strcasecmp(av[0], "exit")) {
+		cli_free_args(argc, av, lens);
+		return 2;
+	}
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int was = *connected;
+
+		if (!*connected) {
+			if (connect_and_greet(c, o) != 0) {
+				fprintf(stderr, "%s\n", c->err);
+				rc = 1;
+				break;
+			}
+			*connected = 1;
+		}
+		int r = run_command(c, o, argc, av, lens);
+		if (r >= 0) {
+			rc = r;
+			if (r == 0 && argc == 2 && !strcasecmp(av[0], "select"))
+				o->c.db = atoi(av[1]);
+			break;
+		}
+		cli_conn_close(c);
+		*connected = 0;
+		if (!was || attempt == 1) {
+			fprintf(stderr, "%s\n", c->err);
+			rc = 1;
+			break;
+		}
+	}
+	cli_free_args(argc, av, lens);
+	return rc;
+}
+
+static int line_mode(struct cli_opts *o)
+{
+	struct cli_conn c;
+	int connected = 0, rc = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (connect_and_greet(&c, o) != 0) {
+		fprintf(stderr, "%s\n", c.err);
+		return 1;
+	}
+	connected = 1;
+	while ((n = getline(&line, &cap, stdin)) >= 0) {
+		int r = run_line(&c, &connected, o, line);
+		if (r == 2)
+			break;
+		if (r)
+			rc = 1;
+	}
+	free(line);
+	if (connected)
+		cli_conn_close(&c);
+	return rc;
+}
+
+static int interactive_mode(struct cli_opts *o)
+{
+	struct cli_conn c;
+	int connected = 0;
+	char prompt[512], hist[4096];
+	const char *h = getenv("RCUKVCLI_HISTFILE");
+	const char *home = getenv("HOME");
+	char *line;
+
+	hist[0] = '\0';
+	if (h)
+		snprintf(hist, sizeof(hist), "%s", h);
+	else if (home)
+		snprintf(hist, sizeof(hist), "%s/.rcukvcli_history", home);
+	if (hist[0] && strcmp(hist, "/dev/null") != 0) {
+		using_history();
+		read_history(hist);
+	}
+	if (connect_and_greet(&c, o) == 0)
+		connected = 1;
+	else
+		fprintf(stderr, "%s\n", c.err);
+	for (;;) {
+		make_prompt(prompt, sizeof(prompt), o, connected);
+		line = readline(prompt);
+		if (!line)
+			break;
+		if (line[0]) {
+			add_history(line);
+			if (hist[0] && strcmp(hist, "/dev/null") != 0)
+				write_history(hist);
+		}
+		int r = run_line(&c, &connected, o, line);
+		free(line);
+		if (r == 2)
+			break;
+	}
+	if (connected)
+		cli_conn_close(&c);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_opts o = {
+		.c = { .host = "127.0.0.1", .port = 6379, .timeout_ms = 5000 },
+		.repeat = 1, .output = -1,
+	};
+	int first = parse_opts(argc, argv, &o);
+
+	if (first == -2)
+		return 0;
+	if (first < 0)
+		return 1;
+	if (o.c.password && !o.no_auth_warning)
+		fprintf(stderr, "Warning: Using a password with '-a' or '-u' option on the "
+		                "command line interface may not be safe.\n");
+	if (first < argc && !strcmp(argv[first], "bench"))
+		return cli_bench_main(argc - first, argv + first, &o.c);
+	if (first < argc)
+		return command_mode(&o, argc - first, argv + first);
+	if (o.stdin_last) {
+		fprintf(stderr, "rcukv-cli: -x needs a command\n");
+		return 1;
+	}
+	if (isatty(STDIN_FILENO))
+		return interactive_mode(&o);
+	return line_mode(&o);
+}

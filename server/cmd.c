@@ -1,0 +1,928 @@
+/*
+ * cmd.c - the command table, dispatch, and the commands that touch no key:
+ * PING ECHO QUIT HELLO AUTH SELECT TIME COMMAND CLIENT CONFIG SHUTDOWN.
+ *
+ * The table is built once at start-up (cmd_init) from this file's commands and
+ * the keyspace commands of db.c, into a read-only hash index by lower-case
+ * name; after that it is never written, so every worker reads it without
+ * synchronisation.  Client-visible errors use Redis 7.0's exact text.
+ *
+ * Tested by tests/server/test_server.c (cases in tests/server/cases.txt).
+ */
+#include "server/server_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+
+/* ------------------------------------------------------------ commands */
+
+static void cmd_ping(struct conn *c, int argc)
+{
+	if (argc > 2) {
+		reply_error(c, "wrong number of arguments for 'ping' command");
+		return;
+	}
+	if (argc == 2)
+		reply_bulk(c, ARGV(c, 1), ARGL(c, 1));
+	else
+		reply_raw(c, "+PONG\r\n", 7);
+}
+
+static void cmd_echo(struct conn *c, int argc)
+{
+	(void)argc;
+	reply_bulk(c, ARGV(c, 1), ARGL(c, 1));
+}
+
+static void cmd_quit(struct conn *c, int argc)
+{
+	(void)argc;
+	reply_ok(c);
+	c->flags |= CONN_CLOSE_AFTER_REPLY;
+}
+
+static void cmd_select(struct conn *c, int argc)
+{
+	long long id;
+
+	(void)argc;
+	if (!util_str2ll(ARGV(c, 1), ARGL(c, 1), &id) || id < INT32_MIN || id > INT32_MAX) {
+		reply_error(c, ERR_NOT_INT);
+		return;
+	}
+	if (id != 0) {
+		reply_error(c, ERR_DB_RANGE);
+		return;
+	}
+	reply_ok(c);
+}
+
+static void cmd_time(struct conn *c, int argc)
+{
+	struct timeval tv;
+
+	(void)argc;
+	gettimeofday(&tv, NULL);
+	reply_array(c, 2);
+	reply_bulk_ll(c, tv.tv_sec);
+	reply_bulk_ll(c, tv.tv_usec);
+}
+
+#define ERR_AUTH_NOPASS \
+	"AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+#define ERR_WRONGPASS "-WRONGPASS invalid username-password pair or user is disabled."
+
+/* No users but "default" (nopass) exist yet: any password of "default" is
+ * accepted, any other user fails, as Redis answers without requirepass. */
+static int auth_check(const char *user, size_t ulen)
+{
+	return util_strcaseeq(user, ulen, "default") && ulen == 7 && !memcmp(user, "default", 7);
+}
+
+static void cmd_auth(struct conn *c, int argc)
+{
+	if (argc > 3) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	if (argc == 2) {
+		reply_error(c, ERR_AUTH_NOPASS);
+		return;
+	}
+	if (auth_check(ARGV(c, 1), ARGL(c, 1)))
+		reply_ok(c);
+	else
+		reply_error(c, ERR_WRONGPASS);
+}
+
+static int valid_client_name(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] < '!' || p[i] > '~')
+			return 0;
+	return 1;
+}
+
+static int set_name(struct conn *c, const char *p, size_t n)
+{
+	char *old;
+
+	if (!valid_client_name(p, n)) {
+		reply_error(c, "Client names cannot contain spaces, newlines or special characters.");
+		return -1;
+	}
+	pthread_mutex_lock(&g_clients_lock);
+	old = c->name;
+	c->name = n ? xmemdup(p, n) : NULL;
+	pthread_mutex_unlock(&g_clients_lock);
+	free(old);
+	return 0;
+}
+
+static void cmd_hello(struct conn *c, int argc)
+{
+	long long ver = 0;
+	const char *name = NULL;
+	size_t namelen = 0;
+	int have_auth = 0, auth_ok = 1;
+
+	if (argc >= 2) {
+		if (!util_str2ll(ARGV(c, 1), ARGL(c, 1), &ver)) {
+			reply_error(c, "Protocol version is not an integer or out of range");
+			return;
+		}
+		if (ver < 2 || ver > 3) {
+			reply_error(c, "-NOPROTO unsupported protocol version");
+			return;
+		}
+	}
+	for (int j = 2; j < argc; j++) {
+		int more = argc - 1 - j;
+
+		if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "auth") && more >= 2) {
+			have_auth = 1;
+			auth_ok = auth_check(ARGV(c, j + 1), ARGL(c, j + 1));
+			j += 2;
+		} else if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "setname") && more) {
+			name = ARGV(c, j + 1);
+			namelen = ARGL(c, j + 1);
+			j++;
+		} else {
+			reply_errorf(c, "Syntax error in HELLO option '%s'", ARGV(c, j));
+			return;
+		}
+	}
+	if (have_auth && !auth_ok) {
+		reply_error(c, ERR_WRONGPASS);
+		return;
+	}
+	if (name && set_name(c, name, namelen) < 0)
+		return;
+	if (ver) {
+		c->resp = (int)ver;
+		atomic_store_explicit(&c->resp_pub, c->resp, memory_order_relaxed);
+	}
+	reply_map(c, 7);
+	reply_bulk_str(c, "server");
+	reply_bulk_str(c, "redis");
+	reply_bulk_str(c, "version");
+	reply_bulk_str(c, REDIS_COMPAT_VERSION);
+	reply_bulk_str(c, "proto");
+	reply_int(c, c->resp);
+	reply_bulk_str(c, "id");
+	reply_int(c, (long long)c->id);
+	reply_bulk_str(c, "mode");
+	reply_bulk_str(c, "standalone");
+	reply_bulk_str(c, "role");
+	reply_bulk_str(c, "master");
+	reply_bulk_str(c, "modules");
+	reply_array(c, 0);
+}
+
+static void cmd_shutdown(struct conn *c, int argc)
+{
+	int nosave = 0, save = 0, abort_ = 0;
+
+	for (int j = 1; j < argc; j++) {
+		if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "nosave"))
+			nosave = 1;
+		else if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "save"))
+			save = 1;
+		else if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "now") ||
+			 util_strcaseeq(ARGV(c, j), ARGL(c, j), "force"))
+			;
+		else if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "abort"))
+			abort_ = 1;
+		else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if ((abort_ && argc != 2) || (nosave && save)) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	if (abort_) {
+		reply_error(c, "No shutdown in progress.");
+		return;
+	}
+	srv_log(LL_WARNING, "User requested shutdown...");
+	/* As Redis: the client that asked gets no reply, its connection closes. */
+	c->flags |= CONN_CLOSE_ASAP;
+	net_request_shutdown();
+}
+
+/* ---------------------------------------------------------------- CLIENT */
+
+static void client_line(struct conn *x, char *buf, size_t len, long long now)
+{
+	char cmdname[64];
+	size_t qb = atomic_load_explicit(&x->qbuf_used, memory_order_relaxed);
+	size_t ob = atomic_load_explicit(&x->obuf_used, memory_order_relaxed);
+
+	cmd_name_of(atomic_load_explicit(&x->last_cmd, memory_order_relaxed),
+		    atomic_load_explicit(&x->last_sub, memory_order_relaxed), cmdname, sizeof(cmdname));
+	snprintf(buf, len,
+		 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d",
+		 (unsigned long long)x->id, x->addr, x->laddr, x->fd, x->name ? x->name : "",
+		 (now - x->ctime_ms) / 1000,
+		 (now - atomic_load_explicit(&x->last_ms, memory_order_relaxed)) / 1000, qb,
+		 qb < PROTO_IOBUF_LEN ? PROTO_IOBUF_LEN - qb : 0, (size_t)PROTO_IOBUF_LEN, ob,
+		 qb + ob + sizeof(*x), cmdname, atomic_load_explicit(&x->resp_pub, memory_order_relaxed));
+}
+
+static void client_list(struct conn *c, int argc)
+{
+	char line[1024];
+	long long now = util_mstime();
+	size_t cap = 4096, len = 0;
+	char *out = xmalloc(cap);
+	unsigned long long *ids = NULL;
+	int nids = 0, type_ok = 1;
+
+	if (argc > 2) {
+		if (argc == 4 && util_strcaseeq(ARGV(c, 2), ARGL(c, 2), "type")) {
+			const char *t = ARGV(c, 3);
+			size_t tl = ARGL(c, 3);
+
+			if (util_strcaseeq(t, tl, "normal"))
+				type_ok = 1;
+			else if (util_strcaseeq(t, tl, "master") || util_strcaseeq(t, tl, "replica") ||
+				 util_strcaseeq(t, tl, "slave") || util_strcaseeq(t, tl, "pubsub"))
+				type_ok = 0;
+			else {
+				reply_errorf(c, "Unknown client type '%s'", t);
+				free(out);
+				return;
+			}
+		} else if (argc >= 4 && util_strcaseeq(ARGV(c, 2), ARGL(c, 2), "id")) {
+			ids = xmalloc((size_t)(argc - 3) * sizeof(*ids));
+			for (int j = 3; j < argc; j++) {
+				long long v;
+
+				if (!util_str2ll(ARGV(c, j), ARGL(c, j), &v) || v <= 0) {
+					reply_error(c, "Invalid client ID");
+					free(ids);
+					free(out);
+					return;
+				}
+				ids[nids++] = (unsigned long long)v;
+			}
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			free(out);
+			return;
+		}
+	}
+	pthread_mutex_lock(&g_clients_lock);
+	for (struct conn *x = g_clients; x && type_ok; x = x->gnext) {
+		size_t n;
+
+		if (ids) {
+			int hit = 0;
+
+			for (int k = 0; k < nids; k++)
+				hit |= ids[k] == x->id;
+			if (!hit)
+				continue;
+		}
+		if (x == c)
+			atomic_store_explicit(&c->obuf_used, c->out.len - c->out.pos,
+					      memory_order_relaxed);
+		client_line(x, line, sizeof(line), now);
+		n = strlen(line);
+		while (len + n + 2 > cap) {
+			cap *= 2;
+			out = xrealloc(out, cap);
+		}
+		memcpy(out + len, line, n);
+		len += n;
+		out[len++] = '\n';
+	}
+	pthread_mutex_unlock(&g_clients_lock);
+	reply_verbatim(c, out, len);
+	free(out);
+	free(ids);
+}
+
+/* Mark x killed; it is closed by its own worker.  g_clients_lock held. */
+static void client_kill_one(struct conn *c, struct conn *x)
+{
+	if (x == c) {
+		c->flags |= CONN_CLOSE_AFTER_REPLY;
+		return;
+	}
+	atomic_store_explicit(&x->kill, 1, memory_order_relaxed);
+	conn_wake_worker(x->w);
+}
+
+static void client_kill(struct conn *c, int argc)
+{
+	const char *addr = NULL, *laddr = NULL;
+	long long id = 0, maxage = -1;
+	int skipme = 1, type_normal = 1, user_ok = 1, killed = 0;
+
+	if (argc == 3) {
+		/* old form: CLIENT KILL addr:port */
+		addr = ARGV(c, 2);
+		pthread_mutex_lock(&g_clients_lock);
+		for (struct conn *x = g_clients; x; x = x->gnext) {
+			if (!strcmp(x->addr, addr)) {
+				client_kill_one(c, x);
+				killed++;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&g_clients_lock);
+		if (killed)
+			reply_ok(c);
+		else
+			reply_error(c, "No such client");
+		return;
+	}
+	if (argc % 2 != 0) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	for (int j = 2; j < argc; j += 2) {
+		const char *o = ARGV(c, j), *v = ARGV(c, j + 1);
+		size_t ol = ARGL(c, j), vl = ARGL(c, j + 1);
+
+		if (util_strcaseeq(o, ol, "id")) {
+			if (!util_str2ll(v, vl, &id) || id <= 0) {
+				reply_error(c, "client-id should be greater than 0");
+				return;
+			}
+		} else if (util_strcaseeq(o, ol, "addr")) {
+			addr = v;
+		} else if (util_strcaseeq(o, ol, "laddr")) {
+			laddr = v;
+		} else if (util_strcaseeq(o, ol, "type")) {
+			if (util_strcaseeq(v, vl, "normal"))
+				type_normal = 1;
+			else if (util_strcaseeq(v, vl, "master") || util_strcaseeq(v, vl, "replica") ||
+				 util_strcaseeq(v, vl, "slave") || util_strcaseeq(v, vl, "pubsub"))
+				type_normal = 0;
+			else {
+				reply_errorf(c, "Unknown client type '%s'", v);
+				return;
+			}
+		} else if (util_strcaseeq(o, ol, "user")) {
+			if (!util_strcaseeq(v, vl, "default") || strcmp(v, "default")) {
+				reply_errorf(c, "No such user '%s'", v);
+				return;
+			}
+		} else if (util_strcaseeq(o, ol, "skipme")) {
+			if (util_strcaseeq(v, vl, "yes"))
+				skipme = 1;
+			else if (util_strcaseeq(v, vl, "no"))
+				skipme = 0;
+			else {
+				reply_error(c, ERR_SYNTAX);
+				return;
+			}
+		} else if (util_strcaseeq(o, ol, "maxage")) {
+			if (!util_str2ll(v, vl, &maxage) || maxage < 0) {
+				reply_error(c, ERR_SYNTAX);
+				return;
+			}
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if (type_normal && user_ok) {
+		long long now = util_mstime();
+
+		pthread_mutex_lock(&g_clients_lock);
+		for (struct conn *x = g_clients; x; x = x->gnext) {
+			if (id && x->id != (unsigned long long)id)
+				continue;
+			if (addr && strcmp(x->addr, addr))
+				continue;
+			if (laddr && strcmp(x->laddr, laddr))
+				continue;
+			if (skipme && x == c)
+				continue;
+			if (maxage >= 0 && (now - x->ctime_ms) / 1000 < maxage)
+				continue;
+			client_kill_one(c, x);
+			killed++;
+		}
+		pthread_mutex_unlock(&g_clients_lock);
+	}
+	reply_int(c, killed);
+}
+
+static const char *const client_help[] = {
+	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GETNAME",
+	"    Return the name of the current connection.",
+	"ID",
+	"    Return the ID of the current connection.",
+	"INFO",
+	"    Return information about the current client connection.",
+	"KILL <ip:port>",
+	"    Kill connection made from <ip:port>.",
+	"KILL <option> <value> [<option> <value> [...]]",
+	"    Kill connections. Options are:",
+	"    * ADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made from the specified address",
+	"    * LADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made to specified local address",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Kill connections by type.",
+	"    * USER <username>",
+	"      Kill connections authenticated by <username>.",
+	"    * SKIPME (YES|NO)",
+	"      Skip killing current connection (default: yes).",
+	"    * ID <client-id>",
+	"      Kill connections by client id.",
+	"    * MAXAGE <maxage>",
+	"      Kill connections older than the specified age.",
+	"LIST [options ...]",
+	"    Return information about client connections. Options:",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Return clients of specified type.",
+	"    * ID <client-id> [<client-id> ...]",
+	"      Return clients with specified IDs only.",
+	"SETNAME <name>",
+	"    Assign the name <name> to the current connection.",
+	"HELP",
+	"    Print this help.",
+	NULL,
+};
+
+static void reply_help(struct conn *c, const char *const *lines)
+{
+	long long n = 0;
+
+	while (lines[n])
+		n++;
+	reply_array(c, n);
+	for (long long i = 0; i < n; i++)
+		reply_simple(c, lines[i]);
+}
+
+static void client_sub(struct conn *c, int argc)
+{
+	const char *s = ARGV(c, 1);
+	size_t sl = ARGL(c, 1);
+
+	if (util_strcaseeq(s, sl, "id")) {
+		reply_int(c, (long long)c->id);
+	} else if (util_strcaseeq(s, sl, "setname")) {
+		if (set_name(c, ARGV(c, 2), ARGL(c, 2)) == 0)
+			reply_ok(c);
+	} else if (util_strcaseeq(s, sl, "getname")) {
+		if (c->name)
+			reply_bulk_str(c, c->name);
+		else
+			reply_null(c);
+	} else if (util_strcaseeq(s, sl, "list")) {
+		client_list(c, argc);
+	} else if (util_strcaseeq(s, sl, "info")) {
+		char line[1024];
+
+		atomic_store_explicit(&c->obuf_used, c->out.len - c->out.pos, memory_order_relaxed);
+		pthread_mutex_lock(&g_clients_lock);
+		client_line(c, line, sizeof(line), util_mstime());
+		pthread_mutex_unlock(&g_clients_lock);
+		strcat(line, "\n");
+		reply_verbatim(c, line, strlen(line));
+	} else if (util_strcaseeq(s, sl, "kill")) {
+		client_kill(c, argc);
+	} else if (util_strcaseeq(s, sl, "help")) {
+		reply_help(c, client_help);
+	}
+}
+
+/* --------------------------------------------------------------- CONFIG */
+
+static const char *const config_help[] = {
+	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GET <pattern>",
+	"    Return parameters matching the glob-like <pattern> and their values.",
+	"SET <directive> <value>",
+	"    Set the configuration <directive> to <value>.",
+	"RESETSTAT",
+	"    Reset statistics reported by the INFO command.",
+	"HELP",
+	"    Print this help.",
+	NULL,
+};
+
+static void config_sub(struct conn *c, int argc)
+{
+	const char *s = ARGV(c, 1);
+	size_t sl = ARGL(c, 1);
+
+	if (util_strcaseeq(s, sl, "get"))
+		cfg_cmd_get(c, argc);
+	else if (util_strcaseeq(s, sl, "set"))
+		cfg_cmd_set(c, argc);
+	else if (util_strcaseeq(s, sl, "resetstat")) {
+		info_reset_stats();
+		reply_ok(c);
+	} else if (util_strcaseeq(s, sl, "help"))
+		reply_help(c, config_help);
+}
+
+/* -------------------------------------------------------------- COMMAND */
+
+static void command_sub(struct conn *c, int argc);
+static void command_all(struct conn *c, int argc);
+
+static const struct cmd client_subs[] = {
+	{ "id", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "5.0.0",
+	  "Returns the unique client ID of the connection.", NULL, 0, "@slow @connection", "client|id" },
+	{ "setname", client_sub, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection",
+	  "2.6.9", "Sets the connection name.", NULL, 0, "@slow @connection", "client|setname" },
+	{ "getname", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection",
+	  "2.6.9", "Returns the name of the connection.", NULL, 0, "@slow @connection",
+	  "client|getname" },
+	{ "list", client_sub, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+	  "connection", "2.4.0", "Lists open connections.", NULL, 0,
+	  "@admin @slow @dangerous @connection", "client|list" },
+	{ "info", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "6.2.0",
+	  "Returns information about the connection.", NULL, 0, "@slow @connection", "client|info" },
+	{ "kill", client_sub, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+	  "connection", "2.4.0", "Terminates open connections.", NULL, 0,
+	  "@admin @slow @dangerous @connection", "client|kill" },
+	{ "help", client_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "5.0.0",
+	  "Returns helpful text about the different subcommands.", NULL, 0, "@slow @connection",
+	  "client|help" },
+};
+
+static const struct cmd config_subs[] = {
+	{ "get", config_sub, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server",
+	  "2.0.0", "Returns the effective values of configuration parameters.", NULL, 0,
+	  "@admin @slow @dangerous", "config|get" },
+	{ "set", config_sub, -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server",
+	  "2.0.0", "Sets configuration parameters in-flight.", NULL, 0, "@admin @slow @dangerous",
+	  "config|set" },
+	{ "resetstat", config_sub, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+	  "server", "2.0.0", "Resets the server's statistics.", NULL, 0, "@admin @slow @dangerous",
+	  "config|resetstat" },
+	{ "help", config_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
+	  "Returns helpful text about the different subcommands.", NULL, 0, "@slow", "config|help" },
+};
+
+static const struct cmd command_subs[] = {
+	{ "count", command_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+	  "Returns a count of commands.", NULL, 0, "@slow @connection", "command|count" },
+	{ "info", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+	  "Returns information about one, multiple or all commands.", NULL, 0, "@slow @connection",
+	  "command|info" },
+	{ "docs", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
+	  "Returns documentary information about one, multiple or all commands.", NULL, 0,
+	  "@slow @connection", "command|docs" },
+	{ "list", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
+	  "Returns a list of command names.", NULL, 0, "@slow @connection", "command|list" },
+	{ "help", command_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
+	  "Returns helpful text about the different subcommands.", NULL, 0, "@slow @connection",
+	  "command|help" },
+};
+
+#define NSUB(a) ((int)(sizeof(a) / sizeof(a[0])))
+
+static const struct cmd base_cmds[] = {
+	{ "ping", cmd_ping, -1, CMD_FAST | CMD_STALE, 0, 0, 0, "connection", "1.0.0",
+	  "Returns the server's liveliness response.", NULL, 0, "@fast @connection", NULL },
+	{ "echo", cmd_echo, 2, CMD_FAST | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "1.0.0",
+	  "Returns the given string.", NULL, 0, "@fast @connection", NULL },
+	{ "quit", cmd_quit, -1, CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0, 0, 0, "connection", "1.0.0",
+	  "Closes the connection.", NULL, 0, "@fast @connection", NULL },
+	{ "hello", cmd_hello, -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0,
+	  0, 0, "connection", "6.0.0", "Handshakes with the Redis server.", NULL, 0,
+	  "@fast @connection", NULL },
+	{ "auth", cmd_auth, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0, 0,
+	  0, "connection", "1.0.0", "Authenticates the connection.", NULL, 0, "@fast @connection",
+	  NULL },
+	{ "select", cmd_select, 2, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "connection", "1.0.0",
+	  "Changes the selected database.", NULL, 0, "@fast @connection", NULL },
+	{ "time", cmd_time, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "2.6.0",
+	  "Returns the server time.", NULL, 0, "@fast", NULL },
+	{ "info", cmd_info, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "1.0.0",
+	  "Returns information and statistics about the server.", NULL, 0, "@slow @dangerous", NULL },
+	{ "shutdown", cmd_shutdown, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+	  "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the server.",
+	  NULL, 0, "@admin @slow @dangerous", NULL },
+	{ "client", NULL, -2, CMD_SENTINEL, 0, 0, 0, "connection", "2.4.0",
+	  "A container for client connection commands.", client_subs, NSUB(client_subs), "@slow",
+	  NULL },
+	{ "config", NULL, -2, 0, 0, 0, 0, "server", "2.0.0",
+	  "A container for server configuration commands.", config_subs, NSUB(config_subs), "@slow",
+	  NULL },
+	{ "command", command_all, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+	  "Returns detailed information about all commands.", command_subs, NSUB(command_subs),
+	  "@slow @connection", NULL },
+};
+
+/* ------------------------------------------------------------ the table */
+
+static const struct cmd **table;        /* every top-level command */
+static int ntable;
+#define IDX_SLOTS 1024
+static int idx_slot[IDX_SLOTS];         /* index into table + 1, 0 = empty */
+
+static unsigned name_hash(const char *s, size_t n)
+{
+	unsigned h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)tolower((unsigned char)s[i])) * 16777619u;
+	return h;
+}
+
+static int cmd_lookup(const char *s, size_t n)
+{
+	unsigned h = name_hash(s, n) & (IDX_SLOTS - 1);
+
+	while (idx_slot[h]) {
+		const struct cmd *k = table[idx_slot[h] - 1];
+
+		if (util_strcaseeq(s, n, k->name))
+			return idx_slot[h] - 1;
+		h = (h + 1) & (IDX_SLOTS - 1);
+	}
+	return -1;
+}
+
+void cmd_init(void)
+{
+	int nb = (int)(sizeof(base_cmds) / sizeof(base_cmds[0]));
+
+	ntable = nb + g_nkey_cmds;
+	table = xmalloc((size_t)ntable * sizeof(*table));
+	for (int i = 0; i < nb; i++)
+		table[i] = &base_cmds[i];
+	for (int i = 0; i < g_nkey_cmds; i++)
+		table[nb + i] = &g_key_cmds[i];
+	memset(idx_slot, 0, sizeof(idx_slot));
+	for (int i = 0; i < ntable; i++) {
+		unsigned h = name_hash(table[i]->name, strlen(table[i]->name)) & (IDX_SLOTS - 1);
+
+		while (idx_slot[h])
+			h = (h + 1) & (IDX_SLOTS - 1);
+		idx_slot[h] = i + 1;
+	}
+}
+
+void cmd_fini(void)
+{
+	free(table);
+	table = NULL;
+}
+
+void cmd_name_of(int idx, int sub, char *buf, size_t len)
+{
+	if (idx < 0 || idx >= ntable) {
+		snprintf(buf, len, "NULL");
+		return;
+	}
+	if (sub >= 0 && table[idx]->subs && sub < table[idx]->nsubs)
+		snprintf(buf, len, "%s|%s", table[idx]->name, table[idx]->subs[sub].name);
+	else
+		snprintf(buf, len, "%s", table[idx]->name);
+}
+
+static void upper(char *d, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		d[i] = (char)toupper((unsigned char)s[i]);
+	d[n] = '\0';
+}
+
+static void unknown_command(struct conn *c, int argc)
+{
+	char args[300];
+	size_t n = 0;
+
+	args[0] = '\0';
+	for (int i = 1; i < argc && n < 128; i++) {
+		int room = 128 - (int)n;
+		int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ",
+				 (int)(ARGL(c, i) < (size_t)room ? ARGL(c, i) : (size_t)room), ARGV(c, i));
+		n += (size_t)w;
+	}
+	reply_errorf(c, "unknown command '%.128s', with args beginning with: %s", ARGV(c, 0), args);
+}
+
+void cmd_dispatch(struct conn *c)
+{
+	int argc = c->argc, idx, sub = -1;
+	const struct cmd *k;
+
+	STAT_ADD(c->w->st.commands, 1);
+	idx = cmd_lookup(ARGV(c, 0), ARGL(c, 0));
+	if (SRV_UNLIKELY(idx < 0)) {
+		unknown_command(c, argc);
+		return;
+	}
+	k = table[idx];
+	if (SRV_UNLIKELY((k->arity > 0 && argc != k->arity) || argc < -k->arity)) {
+		reply_errorf(c, "wrong number of arguments for '%s' command", k->name);
+		goto done;
+	}
+	if (k->subs && argc >= 2) {
+		for (int i = 0; i < k->nsubs; i++) {
+			if (util_strcaseeq(ARGV(c, 1), ARGL(c, 1), k->subs[i].name)) {
+				sub = i;
+				break;
+			}
+		}
+		if (sub < 0) {
+			char up[32];
+
+			upper(up, k->name, strlen(k->name));
+			reply_errorf(c, "unknown subcommand '%.128s'. Try %s HELP.", ARGV(c, 1), up);
+			goto done;
+		} else {
+			const struct cmd *s = &k->subs[sub];
+
+			if ((s->arity > 0 && argc != s->arity) || argc < -s->arity) {
+				reply_errorf(c, "wrong number of arguments for '%s' command", s->fullname);
+				goto done;
+			}
+			s->proc(c, argc);
+			goto done;
+		}
+	}
+	k->proc(c, argc);
+done:
+	atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
+	atomic_store_explicit(&c->last_sub, sub, memory_order_relaxed);
+}
+
+/* COMMAND INFO entry: name arity flags first last step acl tips keyspecs subs */
+static const char *const flag_names[] = { "write", "readonly", "fast", "admin", "noscript",
+					  "loading", "stale", "no_auth", "sentinel", "denyoom",
+					  "pubsub" };
+
+static void command_info_one(struct conn *c, const struct cmd *k, const char *name)
+{
+	int nflags = 0, nacl = 0;
+	const char *p;
+
+	reply_array(c, 10);
+	reply_bulk_str(c, name);
+	reply_int(c, k->arity);
+	for (int i = 0; i < 11; i++)
+		nflags += !!(k->flags & (1 << i));
+	reply_set(c, nflags);
+	for (int i = 0; i < 11; i++)
+		if (k->flags & (1 << i))
+			reply_simple(c, flag_names[i]);
+	reply_int(c, k->first_key);
+	reply_int(c, k->last_key);
+	reply_int(c, k->key_step);
+	for (p = k->acl; p && *p; p++)
+		if (*p == '@')
+			nacl++;
+	reply_set(c, nacl);
+	for (p = k->acl; p && *p;) {
+		const char *e = strchr(p, ' ');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char tmp[64];
+
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)n, p);
+		reply_simple(c, tmp);
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	reply_array(c, 0);      /* tips */
+	reply_array(c, 0);      /* key specs */
+	reply_array(c, k->subs ? k->nsubs : 0);
+	for (int i = 0; k->subs && i < k->nsubs; i++)
+		command_info_one(c, &k->subs[i], k->subs[i].fullname);
+}
+
+static void command_all(struct conn *c, int argc)
+{
+	(void)argc;
+	reply_array(c, ntable);
+	for (int i = 0; i < ntable; i++)
+		command_info_one(c, table[i], table[i]->name);
+}
+
+static const char *const command_help[] = {
+	"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"(no subcommand)",
+	"    Return details about all commands.",
+	"COUNT",
+	"    Return the total number of commands in this server.",
+	"LIST",
+	"    Return a list of all commands in this server.",
+	"INFO [<command-name> ...]",
+	"    Return details about multiple commands.",
+	"    If no command names are given, documentation details for all",
+	"    commands are returned.",
+	"DOCS [<command-name> ...]",
+	"    Return documentation details about multiple commands.",
+	"    If no command names are given, documentation details for all",
+	"    commands are returned.",
+	"HELP",
+	"    Print this help.",
+	NULL,
+};
+
+static const struct cmd *find_full(const char *s, size_t n)
+{
+	const char *bar = memchr(s, '|', n);
+	int idx;
+
+	if (!bar) {
+		idx = cmd_lookup(s, n);
+		return idx < 0 ? NULL : table[idx];
+	}
+	idx = cmd_lookup(s, (size_t)(bar - s));
+	if (idx < 0 || !table[idx]->subs)
+		return NULL;
+	for (int i = 0; i < table[idx]->nsubs; i++)
+		if (util_strcaseeq(bar + 1, n - (size_t)(bar - s) - 1, table[idx]->subs[i].name))
+			return &table[idx]->subs[i];
+	return NULL;
+}
+
+static void command_docs_one(struct conn *c, const struct cmd *k)
+{
+	reply_map(c, k->subs ? 5 : 4);
+	reply_bulk_str(c, "summary");
+	reply_bulk_str(c, k->summary ? k->summary : "");
+	reply_bulk_str(c, "since");
+	reply_bulk_str(c, k->since ? k->since : "1.0.0");
+	reply_bulk_str(c, "group");
+	reply_bulk_str(c, k->group ? k->group : "generic");
+	reply_bulk_str(c, "complexity");
+	reply_bulk_str(c, "O(1)");
+	if (k->subs) {
+		reply_bulk_str(c, "subcommands");
+		reply_map(c, k->nsubs);
+		for (int i = 0; i < k->nsubs; i++) {
+			reply_bulk_str(c, k->subs[i].fullname);
+			command_docs_one(c, &k->subs[i]);
+		}
+	}
+}
+
+static void command_sub(struct conn *c, int argc)
+{
+	const char *s = ARGV(c, 1);
+	size_t sl = ARGL(c, 1);
+
+	if (util_strcaseeq(s, sl, "count")) {
+		reply_int(c, ntable);
+	} else if (util_strcaseeq(s, sl, "info")) {
+		if (argc == 2) {
+			command_all(c, argc);
+			return;
+		}
+		reply_array(c, argc - 2);
+		for (int j = 2; j < argc; j++) {
+			const struct cmd *k = find_full(ARGV(c, j), ARGL(c, j));
+
+			if (!k)
+				reply_null_array(c);
+			else
+				command_info_one(c, k, k->fullname ? k->fullname : k->name);
+		}
+	} else if (util_strcaseeq(s, sl, "docs")) {
+		if (argc == 2) {
+			reply_map(c, ntable);
+			for (int i = 0; i < ntable; i++) {
+				reply_bulk_str(c, table[i]->name);
+				command_docs_one(c, table[i]);
+			}
+			return;
+		}
+		int found = 0;
+
+		for (int j = 2; j < argc; j++)
+			found += find_full(ARGV(c, j), ARGL(c, j)) != NULL;
+		reply_map(c, found);
+		for (int j = 2; j < argc; j++) {
+			const struct cmd *k = find_full(ARGV(c, j), ARGL(c, j));
+
+			if (!k)
+				continue;
+			reply_bulk_str(c, k->fullname ? k->fullname : k->name);
+			command_docs_one(c, k);
+		}
+	} else if (util_strcaseeq(s, sl, "list")) {
+		if (argc > 2) {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+		reply_array(c, ntable);
+		for (int i = 0; i < ntable; i++)
+			reply_bulk_str(c, table[i]->name);
+	} else if (util_strcaseeq(s, sl, "help")) {
+		reply_help(c, command_help);
+	}
+}

@@ -1,0 +1,465 @@
+/*
+ * config.c - rcukv-server options: defaults, the config file (redis.conf
+ * syntax), "--name value" command-line overrides, CONFIG GET and CONFIG SET.
+ *
+ * Owns g_cfg.  It is written by the main thread before the workers start;
+ * afterwards only the _Atomic fields change (CONFIG SET, from any worker) and
+ * every reader loads them with relaxed atomics.  String options are immutable
+ * after start-up, so plain reads of them are safe.
+ *
+ * Errors at start-up print "*** FATAL CONFIG FILE ERROR ***" with the file,
+ * line, the offending line and the reason, then exit 1 (as redis-server does).
+ * Tested by tests/server/test_config.sh and the CONFIG cases of
+ * tests/server/test_server.c.
+ */
+#include "server/server_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+struct cfg g_cfg;
+
+enum cfg_type { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL };
+
+struct cfg_opt {
+	const char *name;
+	enum cfg_type type;
+	int mutable_;
+	void *ptr;              /* int, _Atomic long long, _Atomic int, char * */
+	long long min, max;
+	const char *const *enums;
+};
+
+static const char *const loglevels[] = { "debug", "verbose", "notice", "warning", "nothing", NULL };
+
+static int threads_cfg;
+static char *unixsocket_str;
+
+#define OPT(n, t, m, p, lo, hi, e) { n, t, m, (void *)(p), lo, hi, e }
+static const struct cfg_opt opts[] = {
+	OPT("bind", T_BIND, 0, NULL, 0, 0, NULL),
+	OPT("port", T_INT, 0, &g_cfg.port, 0, 65535, NULL),
+	OPT("unixsocket", T_STR, 0, &unixsocket_str, 0, 0, NULL),
+	OPT("unixsocketperm", T_OCTAL, 0, &g_cfg.unixsocketperm, 0, 0777, NULL),
+	OPT("threads", T_INT, 0, &threads_cfg, 0, 256, NULL),
+	OPT("maxclients", T_INT, 1, &g_cfg.maxclients, 1, 4294967295LL, NULL),
+	OPT("timeout", T_INT, 1, &g_cfg.timeout, 0, INT_MAX, NULL),
+	OPT("tcp-keepalive", T_INT, 1, &g_cfg.tcp_keepalive, 0, INT_MAX, NULL),
+	OPT("loglevel", T_ENUM, 1, &g_cfg.loglevel, 0, 0, loglevels),
+	OPT("logfile", T_STR, 0, &g_cfg.logfile, 0, 0, NULL),
+	OPT("pidfile", T_STR, 0, &g_cfg.pidfile, 0, 0, NULL),
+	OPT("daemonize", T_BOOL, 0, &g_cfg.daemonize, 0, 1, NULL),
+	OPT("proto-max-bulk-len", T_MEM, 1, &g_cfg.proto_max_bulk_len, 1024 * 1024, LLONG_MAX, NULL),
+	OPT("client-query-buffer-limit", T_MEM, 1, &g_cfg.client_query_buffer_limit, 1024 * 1024,
+	    LLONG_MAX, NULL),
+	OPT("hz", T_INT, 1, &g_cfg.hz, 1, 500, NULL),
+	OPT("tcp-backlog", T_INT, 0, &g_cfg.tcp_backlog, 0, INT_MAX, NULL),
+	OPT("client-output-buffer-pause", T_MEM, 1, &g_cfg.client_output_buffer_soft, 16 * 1024,
+	    LLONG_MAX, NULL),
+};
+#define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
+
+static int bind_from_cmdline_or_file;
+
+void cfg_defaults(void)
+{
+	memset(&g_cfg, 0, sizeof(g_cfg));
+	g_cfg.bind[0] = xstrdup("127.0.0.1");
+	g_cfg.nbind = 1;
+	g_cfg.port = 6379;
+	g_cfg.unixsocket = NULL;
+	g_cfg.unixsocketperm = 0;
+	threads_cfg = 0;
+	atomic_store(&g_cfg.maxclients, 10000);
+	atomic_store(&g_cfg.timeout, 0);
+	atomic_store(&g_cfg.tcp_keepalive, 300);
+	atomic_store(&g_cfg.loglevel, LL_NOTICE);
+	g_cfg.logfile = xstrdup("");
+	g_cfg.pidfile = xstrdup("");
+	g_cfg.daemonize = 0;
+	atomic_store(&g_cfg.proto_max_bulk_len, 512LL * 1024 * 1024);
+	atomic_store(&g_cfg.client_query_buffer_limit, 1024LL * 1024 * 1024);
+	atomic_store(&g_cfg.hz, 10);
+	g_cfg.tcp_backlog = 511;
+	atomic_store(&g_cfg.client_output_buffer_soft, 1024LL * 1024);
+}
+
+static const struct cfg_opt *find_opt(const char *name, size_t len)
+{
+	for (int i = 0; i < NOPTS; i++)
+		if (util_strcaseeq(name, len, opts[i].name))
+			return &opts[i];
+	return NULL;
+}
+
+static void store_int(const struct cfg_opt *o, long long v)
+{
+	if (o->ptr == &g_cfg.port || o->ptr == &threads_cfg || o->ptr == &g_cfg.tcp_backlog ||
+	    o->ptr == &g_cfg.daemonize)
+		*(int *)o->ptr = (int)v;
+	else if (o->ptr == &g_cfg.unixsocketperm)
+		*(unsigned int *)o->ptr = (unsigned int)v;
+	else if (o->ptr == &g_cfg.loglevel)
+		atomic_store_explicit((_Atomic int *)o->ptr, (int)v, memory_order_relaxed);
+	else
+		atomic_store_explicit((_Atomic long long *)o->ptr, v, memory_order_relaxed);
+}
+
+static long long load_int(const struct cfg_opt *o)
+{
+	if (o->ptr == &g_cfg.port || o->ptr == &threads_cfg || o->ptr == &g_cfg.tcp_backlog ||
+	    o->ptr == &g_cfg.daemonize)
+		return *(int *)o->ptr;
+	if (o->ptr == &g_cfg.unixsocketperm)
+		return *(unsigned int *)o->ptr;
+	if (o->ptr == &g_cfg.loglevel)
+		return atomic_load_explicit((_Atomic int *)o->ptr, memory_order_relaxed);
+	return atomic_load_explicit((_Atomic long long *)o->ptr, memory_order_relaxed);
+}
+
+/*
+ * Check and apply one option.  argv[0..argc) are the values.  Return NULL on
+ * success or a static message naming the reason.  *errbuf receives formatted
+ * messages (range errors).
+ */
+static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *errbuf,
+			 size_t errlen)
+{
+	long long v;
+
+	if (o->type != T_BIND && argc != 1)
+		return "wrong number of arguments";
+	switch (o->type) {
+	case T_BOOL:
+		if (!strcasecmp(argv[0], "yes"))
+			v = 1;
+		else if (!strcasecmp(argv[0], "no"))
+			v = 0;
+		else
+			return "argument must be 'yes' or 'no'";
+		store_int(o, v);
+		return NULL;
+	case T_INT:
+		if (!util_str2ll(argv[0], strlen(argv[0]), &v))
+			return "argument couldn't be parsed into an integer";
+		goto range;
+	case T_OCTAL: {
+		char *end;
+
+		v = strtoll(argv[0], &end, 8);
+		if (!argv[0][0] || *end)
+			return "argument couldn't be parsed into an integer";
+		goto range;
+	}
+	case T_MEM: {
+		unsigned long long u;
+
+		if (argv[0][0] == '-') {
+			snprintf(errbuf, errlen, "argument must be a memory value");
+			return errbuf;
+		}
+		if (!util_memtoull(argv[0], &u) || u > LLONG_MAX)
+			return "argument must be a memory value";
+		v = (long long)u;
+		goto range;
+	}
+	case T_ENUM:
+		for (int i = 0; o->enums[i]; i++) {
+			if (!strcasecmp(argv[0], o->enums[i])) {
+				store_int(o, i);
+				return NULL;
+			}
+		}
+		snprintf(errbuf, errlen,
+			 "argument(s) must be one of the following: debug, verbose, notice, warning, nothing");
+		return errbuf;
+	case T_STR: {
+		char **p = o->ptr;
+
+		free(*p);
+		*p = xstrdup(argv[0]);
+		return NULL;
+	}
+	case T_BIND:
+		if (argc < 1 || argc > CFG_MAX_BIND)
+			return "wrong number of arguments";
+		for (int i = 0; i < g_cfg.nbind; i++)
+			free(g_cfg.bind[i]);
+		g_cfg.nbind = 0;
+		for (int i = 0; i < argc; i++)
+			g_cfg.bind[g_cfg.nbind++] = xstrdup(argv[i]);
+		bind_from_cmdline_or_file = 1;
+		return NULL;
+	}
+	return "bad option type";
+range:
+	if (v < o->min || v > o->max) {
+		snprintf(errbuf, errlen, "argument must be between %lld and %lld inclusive", o->min,
+			 o->max);
+		return errbuf;
+	}
+	store_int(o, v);
+	return NULL;
+}
+
+__attribute__((noreturn)) static void fatal_line(const char *file, int lineno, const char *line,
+						  const char *reason)
+{
+	fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (rcukv %s) ***\n", RCUKV_VERSION);
+	if (file)
+		fprintf(stderr, "Reading the configuration file %s, at line %d\n", file, lineno);
+	else
+		fprintf(stderr, "Reading the command line options, option %d\n", lineno);
+	fprintf(stderr, ">>> '%s'\n", line);
+	fprintf(stderr, "%s\n", reason);
+	exit(1);
+}
+
+static void load_line(const char *file, int lineno, const char *line)
+{
+	char *store, **argv, errbuf[160];
+	size_t *lens;
+	int argc;
+	const struct cfg_opt *o;
+	const char *err, *t = line;
+
+	while (*t == ' ' || *t == '\t')
+		t++;
+	if (*t == '#' || *t == '\0')
+		return;
+	if (util_splitargs(line, strlen(line), &store, &argv, &lens, &argc) < 0)
+		fatal_line(file, lineno, line, "Unbalanced quotes in configuration line");
+	if (argc == 0 || argv[0][0] == '#') {
+		free(store);
+		free(argv);
+		free(lens);
+		return;
+	}
+	o = find_opt(argv[0], lens[0]);
+	if (!o) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "Bad directive or wrong number of arguments: unknown option '%s'",
+			 argv[0]);
+		fatal_line(file, lineno, line, msg);
+	}
+	err = apply(o, argc - 1, argv + 1, errbuf, sizeof(errbuf));
+	if (err) {
+		char msg[300];
+
+		snprintf(msg, sizeof(msg), "Invalid value for '%s': %s", o->name, err);
+		fatal_line(file, lineno, line, msg);
+	}
+	free(store);
+	free(argv);
+	free(lens);
+}
+
+void cfg_load(int argc, char **argv)
+{
+	int i = 1;
+
+	if (argc >= 2 && argv[1][0] != '-') {
+		FILE *f;
+		char line[4096];
+		int lineno = 0;
+		char *abs;
+
+		f = fopen(argv[1], "r");
+		if (!f) {
+			fprintf(stderr, "Fatal error, can't open config file '%s': %s\n", argv[1],
+				strerror(errno));
+			exit(1);
+		}
+		abs = realpath(argv[1], NULL);
+		g_cfg.config_file = abs ? abs : xstrdup(argv[1]);
+		while (fgets(line, sizeof(line), f)) {
+			size_t n = strlen(line);
+
+			lineno++;
+			if (n == sizeof(line) - 1 && line[n - 1] != '\n')
+				fatal_line(g_cfg.config_file, lineno, "...", "line too long (max 4095 bytes)");
+			while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+				line[--n] = '\0';
+			load_line(g_cfg.config_file, lineno, line);
+		}
+		fclose(f);
+		i = 2;
+	}
+	/* "--name v1 v2 --other v" overrides, as redis-server accepts. */
+	while (i < argc) {
+		char buf[8192];
+		size_t n;
+		int start = i;
+
+		if (strncmp(argv[i], "--", 2) != 0 || argv[i][2] == '\0') {
+			char msg[300];
+
+			snprintf(msg, sizeof(msg), "expected an option starting with '--', got '%s'",
+				 argv[i]);
+			fatal_line(NULL, i, argv[i], msg);
+		}
+		n = (size_t)snprintf(buf, sizeof(buf), "%s", argv[i] + 2);
+		i++;
+		while (i < argc && strncmp(argv[i], "--", 2) != 0) {
+			/* quote each value so spaces and empty strings survive */
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, " \"");
+			for (const char *p = argv[i]; *p && n < sizeof(buf) - 4; p++) {
+				if (*p == '"' || *p == '\\')
+					buf[n++] = '\\';
+				buf[n++] = *p;
+			}
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\"");
+			i++;
+			if (n >= sizeof(buf) - 8)
+				fatal_line(NULL, start, argv[start], "option too long");
+		}
+		load_line(NULL, start, buf);
+	}
+	g_cfg.threads = threads_cfg > 0 ? threads_cfg : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (g_cfg.threads < 1)
+		g_cfg.threads = 1;
+	if (unixsocket_str && unixsocket_str[0])
+		g_cfg.unixsocket = xstrdup(unixsocket_str);
+	(void)bind_from_cmdline_or_file;
+}
+
+/* ------------------------------------------------------------ CONFIG */
+
+static void opt_value(const struct cfg_opt *o, char *buf, size_t len)
+{
+	switch (o->type) {
+	case T_BOOL:
+		snprintf(buf, len, "%s", load_int(o) ? "yes" : "no");
+		break;
+	case T_INT:
+	case T_MEM:
+		snprintf(buf, len, "%lld", load_int(o));
+		break;
+	case T_OCTAL:
+		snprintf(buf, len, "%llo", load_int(o));
+		break;
+	case T_ENUM:
+		snprintf(buf, len, "%s", o->enums[load_int(o)]);
+		break;
+	case T_STR: {
+		char *const *p = o->ptr;
+
+		snprintf(buf, len, "%s", *p ? *p : "");
+		break;
+	}
+	case T_BIND: {
+		size_t n = 0;
+
+		buf[0] = '\0';
+		for (int i = 0; i < g_cfg.nbind && n < len; i++)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", g_cfg.bind[i]);
+		break;
+	}
+	}
+}
+
+void cfg_cmd_get(struct conn *c, int argc)
+{
+	char match[NOPTS];
+	int n = 0;
+
+	memset(match, 0, sizeof(match));
+	for (int a = 2; a < argc; a++) {
+		for (int i = 0; i < NOPTS; i++) {
+			if (!match[i] && util_glob_match(ARGV(c, a), ARGL(c, a), opts[i].name,
+							 strlen(opts[i].name), 1)) {
+				match[i] = 1;
+				n++;
+			}
+		}
+	}
+	reply_map(c, n);
+	for (int i = 0; i < NOPTS; i++) {
+		char val[1024];
+
+		if (!match[i])
+			continue;
+		opt_value(&opts[i], val, sizeof(val));
+		reply_bulk_str(c, opts[i].name);
+		reply_bulk_str(c, val);
+	}
+}
+
+void cfg_cmd_set(struct conn *c, int argc)
+{
+	const struct cfg_opt *found[64];
+	int nfound = 0;
+	char errbuf[200];
+
+	if ((argc - 2) % 2 != 0 || argc - 2 > 128) {
+		reply_errorf(c, "Unknown option or number of arguments for CONFIG SET - '%.*s'",
+			     (int)ARGL(c, 2), ARGV(c, 2));
+		return;
+	}
+	/* Validate every pair first, then apply: all or nothing, as Redis 7. */
+	for (int a = 2; a < argc; a += 2) {
+		const struct cfg_opt *o = find_opt(ARGV(c, a), ARGL(c, a));
+
+		if (!o) {
+			reply_errorf(c, "Unknown option or number of arguments for CONFIG SET - '%.*s'",
+				     (int)ARGL(c, a), ARGV(c, a));
+			return;
+		}
+		for (int k = 0; k < nfound; k++) {
+			if (found[k] == o) {
+				reply_errorf(c,
+					     "CONFIG SET failed (possibly related to argument '%s') - duplicate parameter",
+					     o->name);
+				return;
+			}
+		}
+		if (!o->mutable_) {
+			reply_errorf(c,
+				     "CONFIG SET failed (possibly related to argument '%s') - can't set immutable config",
+				     o->name);
+			return;
+		}
+		found[nfound++] = o;
+	}
+	/* Dry run on copies: every mutable option is an atomic integer, so parse
+	 * into a scratch and compare. */
+	long long vals[64];
+
+	for (int k = 0; k < nfound; k++) {
+		const struct cfg_opt *o = found[k];
+		struct cfg_opt tmp = *o;
+		long long scratch = 0;
+		_Atomic long long ascratch = 0;
+		_Atomic int iscratch = 0;
+		char *argv1[1] = { (char *)ARGV(c, 2 + 2 * k + 1) };
+		const char *err;
+
+		if (o->ptr == &g_cfg.loglevel)
+			tmp.ptr = &iscratch;
+		else
+			tmp.ptr = &ascratch;
+		err = apply(&tmp, 1, argv1, errbuf, sizeof(errbuf));
+		if (err) {
+			reply_errorf(c, "CONFIG SET failed (possibly related to argument '%s') - %s",
+				     o->name, err);
+			return;
+		}
+		scratch = (o->ptr == &g_cfg.loglevel) ? atomic_load(&iscratch) : atomic_load(&ascratch);
+		vals[k] = scratch;
+	}
+	for (int k = 0; k < nfound; k++)
+		store_int(found[k], vals[k]);
+	reply_ok(c);
+}
+
+void cfg_free_extra(void)
+{
+	free(unixsocket_str);
+	unixsocket_str = NULL;
+}

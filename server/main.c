@@ -1,0 +1,224 @@
+/*
+ * main.c - rcukv-server's process: configuration, logging, daemonizing, the
+ * pid file, signals, the main thread's event loop (listeners, cron) and the
+ * shutdown sequence.
+ *
+ * Usage: rcukv-server [config-file] [--option value ...]
+ *
+ * The main thread is a registered QSBR reader, offline while it blocks in
+ * epoll.  Its cron (hz times a second) runs the active expiry cycle and the
+ * ops/sec sample after the loop turn, online, never inside a libevent callback.
+ *
+ * Shutdown (SIGTERM, SIGINT, SHUTDOWN): close the listeners, let every worker
+ * flush and close its clients and pass a last quiescent state, join them, free
+ * the table (ht_free() waits with rcu_barrier()), rcu_barrier() for anything
+ * else queued, free the rest, remove the pid file and exit 0.
+ */
+#define RCU_FLAVOR_QSBR
+#include "rcu/rcu.h"
+#include "server/server_internal.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct event *ev_cron, *ev_sigterm, *ev_sigint, *ev_shutdown;
+static volatile int cron_due;
+static int got_signal;
+
+static void on_cron(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	cron_due = 1;
+}
+
+static void arm_cron(void)
+{
+	long long hz = atomic_load_explicit(&g_cfg.hz, memory_order_relaxed);
+	struct timeval tv = { 0, (suseconds_t)(1000000 / (hz > 0 ? hz : 10)) };
+
+	event_add(ev_cron, &tv);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	got_signal = (int)sig;
+	srv_log(LL_WARNING, "Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	event_base_loopbreak(g_srv.base);
+}
+
+static void on_shutdown_req(evutil_socket_t fd, short what, void *arg)
+{
+	uint64_t v;
+
+	(void)what;
+	(void)arg;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		srv_log(LL_WARNING, "eventfd read failed: %s", strerror(errno));
+	if (atomic_load_explicit(&g_srv.shutdown_asap, memory_order_acquire))
+		event_base_loopbreak(g_srv.base);
+}
+
+static void make_runid(void)
+{
+	unsigned char r[20];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, r, sizeof(r)) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < 20; i++) {
+		unsigned v = n == (ssize_t)sizeof(r) ? r[i] : (unsigned)(rand() & 0xff);
+
+		snprintf(g_srv.runid + i * 2, 3, "%02x", v);
+	}
+}
+
+static void daemonize(void)
+{
+	int fd;
+
+	if (fork() != 0)
+		exit(0);
+	setsid();
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+}
+
+static void write_pidfile(void)
+{
+	FILE *f;
+
+	if (!g_cfg.pidfile || !g_cfg.pidfile[0])
+		return;
+	f = fopen(g_cfg.pidfile, "w");
+	if (!f) {
+		srv_log(LL_WARNING, "Failed to write PID file: %s", strerror(errno));
+		return;
+	}
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+}
+
+static void free_config(void)
+{
+	for (int i = 0; i < g_cfg.nbind; i++)
+		free(g_cfg.bind[i]);
+	free(g_cfg.unixsocket);
+	free(g_cfg.logfile);
+	free(g_cfg.pidfile);
+	free(g_cfg.config_file);
+	cfg_free_extra();
+}
+
+int main(int argc, char **argv)
+{
+	ssize_t n;
+
+	if (argc == 2 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
+		printf("rcukv-server v=%s (Redis protocol %s compatible)\n", RCUKV_VERSION,
+		       REDIS_COMPAT_VERSION);
+		return 0;
+	}
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("Usage: rcukv-server [/path/to/rcukv.conf] [--option value ...]\n"
+		       "       rcukv-server -v | --version\n"
+		       "Options are those of conf/rcukv.conf, e.g. --port 7000 --threads 2\n");
+		return 0;
+	}
+	cfg_defaults();
+	cfg_load(argc, argv);
+	if (g_cfg.daemonize)
+		daemonize();
+	srv_log_init(g_cfg.logfile, 0, 'M');
+	signal(SIGPIPE, SIG_IGN);
+
+	g_srv.pid = getpid();
+	g_srv.start_ms = util_mstime();
+	n = readlink("/proc/self/exe", g_srv.executable, sizeof(g_srv.executable) - 1);
+	g_srv.executable[n > 0 ? n : 0] = '\0';
+	make_runid();
+	srv_log(LL_NOTICE, "rcukv is starting");
+	srv_log(LL_NOTICE, "rcukv version=%s (redis %s compatible), bits=%d, pid=%d, just started",
+		RCUKV_VERSION, REDIS_COMPAT_VERSION, (int)(sizeof(long) * 8), (int)g_srv.pid);
+	if (g_cfg.config_file)
+		srv_log(LL_NOTICE, "Configuration loaded from %s", g_cfg.config_file);
+	else
+		srv_log(LL_WARNING, "Warning: no config file specified, using the default config.");
+
+	rcu_register_thread();
+	db_init();
+	cmd_init();
+	g_srv.base = event_base_new();
+	if (!g_srv.base)
+		srv_die("event_base_new failed");
+	net_init();
+	if (net_listen() < 0)
+		exit(1);
+	write_pidfile();
+
+	ev_cron = evtimer_new(g_srv.base, on_cron, NULL);
+	ev_sigterm = evsignal_new(g_srv.base, SIGTERM, on_signal, NULL);
+	ev_sigint = evsignal_new(g_srv.base, SIGINT, on_signal, NULL);
+	ev_shutdown = event_new(g_srv.base, g_srv.notify_fd, EV_READ | EV_PERSIST, on_shutdown_req,
+				NULL);
+	event_add(ev_sigterm, NULL);
+	event_add(ev_sigint, NULL);
+	event_add(ev_shutdown, NULL);
+	arm_cron();
+	net_start_workers();
+	srv_log(LL_NOTICE, "Server initialized with %d worker threads (%s RCU)", g_srv.nworkers,
+		RCU_FLAVOR_NAME);
+	if (g_cfg.port)
+		srv_log(LL_NOTICE, "Ready to accept connections tcp on port %d", g_cfg.port);
+	if (g_cfg.unixsocket)
+		srv_log(LL_NOTICE, "Ready to accept connections unix at %s", g_cfg.unixsocket);
+
+	while (!got_signal && !atomic_load_explicit(&g_srv.shutdown_asap, memory_order_acquire)) {
+		rcu_quiescent_state();
+		rcu_thread_offline();
+		event_base_loop(g_srv.base, EVLOOP_ONCE);
+		rcu_thread_online();
+		if (cron_due) {
+			cron_due = 0;
+			db_active_expire_cycle();
+			info_sample_ops();
+			arm_cron();
+		}
+	}
+
+	net_stop();
+	srv_log(LL_NOTICE, "Closed all clients; freeing the keyspace");
+	db_fini();
+	rcu_barrier();
+	cmd_fini();
+	event_free(ev_cron);
+	event_free(ev_sigterm);
+	event_free(ev_sigint);
+	event_free(ev_shutdown);
+	event_base_free(g_srv.base);
+	close(g_srv.notify_fd);
+	free(g_srv.workers);
+	if (g_cfg.pidfile && g_cfg.pidfile[0])
+		unlink(g_cfg.pidfile);
+	srv_log(LL_WARNING, "rcukv is now ready to exit, bye bye...");
+	free_config();
+	rcu_unregister_thread();
+	return 0;
+}

@@ -1,0 +1,743 @@
+/*
+ * net.c - listening sockets, the acceptor, worker threads and connection I/O.
+ *
+ * Threads: the main thread owns the listening sockets (TCP and Unix), accepts,
+ * and hands each new socket to a worker round-robin through the worker's
+ * pending queue (w->qlock) and eventfd.  Each worker owns one event_base and
+ * every connection on it; no other thread touches a connection's buffers.
+ * libevent runs without its own locking (evthread is not enabled), because
+ * every event_base is used by one thread only.
+ *
+ * I/O: a readable socket is read once (16 KiB, or the rest of a big bulk
+ * argument), every complete command in the buffer runs, and all replies leave
+ * in one write(2).  If the socket does not take it all, a write event is armed;
+ * a client whose unsent output passes client-output-buffer-pause is not read
+ * (and its buffered commands not run) until the output drains, so one slow
+ * reader costs its worker nothing and holds bounded memory.
+ *
+ * RCU: workers are QSBR readers.  Each loop turn reports a quiescent state and
+ * goes offline before blocking in epoll; the read and write callbacks come back
+ * online before running commands (conn_online()).
+ *
+ * The client registry (g_clients, g_clients_lock) lists every connection for
+ * CLIENT LIST/KILL and INFO; it is taken on connect, close, CLIENT SETNAME and
+ * by those commands only.  Lock order: g_clients_lock, then nothing.
+ *
+ * Shutdown (net_stop): listeners close, each worker flushes what it can to its
+ * clients, closes them, reports a last quiescent state, unregisters and exits.
+ */
+#define RCU_FLAVOR_QSBR
+#include "rcu/rcu.h"
+#include "server/server_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+struct server g_srv;
+pthread_mutex_t g_clients_lock = PTHREAD_MUTEX_INITIALIZER;
+struct conn *g_clients;
+
+static void on_read(evutil_socket_t fd, short what, void *arg);
+static void on_write(evutil_socket_t fd, short what, void *arg);
+static int conn_flush(struct conn *c);
+
+static inline void conn_online(struct worker *w)
+{
+	if (SRV_UNLIKELY(!w->online)) {
+		rcu_thread_online();
+		w->online = 1;
+	}
+}
+
+unsigned long long stats_total(size_t off)
+{
+	unsigned long long t = 0;
+
+	for (int i = 0; i < g_srv.nworkers; i++) {
+		_Atomic unsigned long long *p =
+			(_Atomic unsigned long long *)(void *)((char *)&g_srv.workers[i].st + off);
+
+		t += atomic_load_explicit(p, memory_order_relaxed);
+	}
+	return t;
+}
+
+static void notify(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		srv_log(LL_WARNING, "eventfd write failed: %s", strerror(errno));
+}
+
+void conn_wake_worker(struct worker *w)
+{
+	notify(w->notify_fd);
+}
+
+/* ----------------------------------------------------------- connections */
+
+static void set_sock_opts(int fd, int is_unix)
+{
+	int one = 1;
+	long long ka = atomic_load_explicit(&g_cfg.tcp_keepalive, memory_order_relaxed);
+
+	if (is_unix)
+		return;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (ka > 0) {
+		int idle = (int)ka, intvl = (int)(ka / 3 ? ka / 3 : 1), cnt = 3;
+
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	}
+}
+
+static void fmt_addr(const struct sockaddr_storage *ss, char *buf, size_t len, int is_unix)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+
+	if (is_unix) {
+		snprintf(buf, len, "%s:0", g_cfg.unixsocket ? g_cfg.unixsocket : "");
+		return;
+	}
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)(const void *)ss;
+
+		inet_ntop(AF_INET, &s->sin_addr, host, sizeof(host));
+		port = ntohs(s->sin_port);
+		snprintf(buf, len, "%s:%d", host, port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)(const void *)ss;
+
+		inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof(host));
+		port = ntohs(s->sin6_port);
+		snprintf(buf, len, "%s:%d", host, port);
+	} else {
+		snprintf(buf, len, "?:0");
+	}
+}
+
+static void conn_new(struct worker *w, int fd, int is_unix)
+{
+	struct conn *c = xcalloc(1, sizeof(*c));
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	c->fd = fd;
+	c->w = w;
+	c->resp = 2;
+	c->bulklen = -1;
+	c->flags = is_unix ? CONN_UNIX : 0;
+	c->id = atomic_fetch_add(&g_srv.next_client_id, 1) + 1;
+	c->ctime_ms = util_mstime();
+	atomic_store_explicit(&c->last_ms, c->ctime_ms, memory_order_relaxed);
+	atomic_store_explicit(&c->last_cmd, -1, memory_order_relaxed);
+	atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
+	atomic_store_explicit(&c->resp_pub, 2, memory_order_relaxed);
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+		fmt_addr(&ss, c->addr, sizeof(c->addr), is_unix);
+	sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		fmt_addr(&ss, c->laddr, sizeof(c->laddr), is_unix);
+	set_sock_opts(fd, is_unix);
+	c->ev_read = event_new(w->base, fd, EV_READ | EV_PERSIST, on_read, c);
+	c->ev_write = event_new(w->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
+	if (!c->ev_read || !c->ev_write)
+		srv_die("event_new failed");
+	event_add(c->ev_read, NULL);
+	c->reading = 1;
+
+	c->wnext = w->conns;
+	if (w->conns)
+		w->conns->wprev = c;
+	w->conns = c;
+	atomic_fetch_add_explicit(&w->nconns, 1, memory_order_relaxed);
+
+	pthread_mutex_lock(&g_clients_lock);
+	c->gnext = g_clients;
+	if (g_clients)
+		g_clients->gprev = c;
+	g_clients = c;
+	pthread_mutex_unlock(&g_clients_lock);
+	STAT_ADD(w->st.conns_received, 1);
+	srv_log(LL_VERBOSE, "Accepted %s", c->addr);
+}
+
+void conn_close(struct conn *c)
+{
+	struct worker *w = c->w;
+
+	pthread_mutex_lock(&g_clients_lock);
+	if (c->gprev)
+		c->gprev->gnext = c->gnext;
+	else
+		g_clients = c->gnext;
+	if (c->gnext)
+		c->gnext->gprev = c->gprev;
+	free(c->name);
+	c->name = NULL;
+	pthread_mutex_unlock(&g_clients_lock);
+
+	if (c->wprev)
+		c->wprev->wnext = c->wnext;
+	else
+		w->conns = c->wnext;
+	if (c->wnext)
+		c->wnext->wprev = c->wprev;
+	atomic_fetch_sub_explicit(&w->nconns, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&g_srv.nclients, 1, memory_order_relaxed);
+
+	event_free(c->ev_read);
+	event_free(c->ev_write);
+	close(c->fd);
+	free(c->qbuf);
+	free(c->out.buf);
+	free(c->argv_off);
+	free(c->argv_len);
+	free((void *)c->argv);
+	free(c->argl);
+	free(c->inline_store);
+	free(c);
+}
+
+static void conn_set_reading(struct conn *c, int on)
+{
+	if (on && !c->reading) {
+		event_add(c->ev_read, NULL);
+		c->reading = 1;
+	} else if (!on && c->reading) {
+		event_del(c->ev_read);
+		c->reading = 0;
+	}
+}
+
+/* Run buffered commands, then flush.  Return -1 if c was closed (freed). */
+static int conn_run(struct conn *c)
+{
+	int r = conn_process_input(c);
+
+	atomic_store_explicit(&c->qbuf_used, c->qlen - c->qpos, memory_order_relaxed);
+	if (r < 0 && !(c->flags & CONN_CLOSE_AFTER_REPLY)) {
+		conn_close(c);
+		return -1;
+	}
+	return conn_flush(c);
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	size_t hint, room;
+	ssize_t n;
+	long long limit;
+
+	(void)what;
+	c->w->ran++;
+	conn_online(c->w);
+	hint = conn_read_hint(c);
+	room = c->qcap - c->qlen;
+	if (room < hint) {
+		if (c->qpos > 0 && c->mb_left == 0 && c->qpos == c->qlen) {
+			c->qpos = c->qlen = 0;
+			room = c->qcap;
+		}
+		if (room < hint) {
+			size_t cap = c->qcap ? c->qcap : PROTO_IOBUF_LEN;
+
+			if (hint > PROTO_IOBUF_LEN) {
+				cap = c->qlen + hint;           /* exactly the big argument */
+			} else {
+				while (cap - c->qlen < hint)
+					cap *= 2;
+			}
+			c->qbuf = xrealloc(c->qbuf, cap + 1);
+			c->qcap = cap;
+		}
+	}
+	n = read(fd, c->qbuf + c->qlen, c->qcap - c->qlen);
+	if (n <= 0) {
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		srv_log(LL_VERBOSE, "Client closed connection id=%llu addr=%s",
+			(unsigned long long)c->id, c->addr);
+		conn_close(c);
+		return;
+	}
+	c->qlen += (size_t)n;
+	STAT_ADD(c->w->st.net_in, (unsigned long long)n);
+	atomic_store_explicit(&c->last_ms, util_mstime(), memory_order_relaxed);
+	limit = atomic_load_explicit(&g_cfg.client_query_buffer_limit, memory_order_relaxed);
+	if (c->qlen - c->qpos > (size_t)limit) {
+		srv_log(LL_WARNING,
+			"Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: \"%.32s\")",
+			(unsigned long long)c->id, c->addr, c->qbuf + c->qpos);
+		conn_close(c);
+		return;
+	}
+	conn_run(c);
+}
+
+/* Write what the socket takes.  Return -1 if c was closed (freed). */
+static int conn_flush(struct conn *c)
+{
+	struct obuf *o = &c->out;
+	long long soft;
+
+	while (o->pos < o->len) {
+		ssize_t n = write(c->fd, o->buf + o->pos, o->len - o->pos);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			srv_log(LL_VERBOSE, "Error writing to client: %s", strerror(errno));
+			conn_close(c);
+			return -1;
+		}
+		o->pos += (size_t)n;
+		STAT_ADD(c->w->st.net_out, (unsigned long long)n);
+	}
+	if (o->pos == o->len) {
+		o->pos = o->len = 0;
+		if (o->cap > 1024 * 1024) {        /* give back a big reply's buffer */
+			free(o->buf);
+			o->buf = NULL;
+			o->cap = 0;
+		}
+		if (c->flags & CONN_WRITE_PENDING) {
+			event_del(c->ev_write);
+			c->flags &= ~CONN_WRITE_PENDING;
+		}
+		if (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) {
+			conn_close(c);
+			return -1;
+		}
+		conn_set_reading(c, 1);
+		atomic_store_explicit(&c->obuf_used, 0, memory_order_relaxed);
+		return 0;
+	}
+	if (!(c->flags & CONN_WRITE_PENDING)) {
+		event_add(c->ev_write, NULL);
+		c->flags |= CONN_WRITE_PENDING;
+	}
+	soft = atomic_load_explicit(&g_cfg.client_output_buffer_soft, memory_order_relaxed);
+	if (o->len - o->pos > (size_t)soft || (c->flags & CONN_CLOSE_AFTER_REPLY))
+		conn_set_reading(c, 0);
+	atomic_store_explicit(&c->obuf_used, o->len - o->pos, memory_order_relaxed);
+	return 0;
+}
+
+static void on_write(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	int was_paused;
+
+	(void)fd;
+	(void)what;
+	c->w->ran++;
+	conn_online(c->w);
+	was_paused = !c->reading;
+	if (conn_flush(c) < 0)
+		return;
+	/* A paused client may have whole commands buffered: run them now. */
+	if (was_paused && c->reading && c->qpos < c->qlen)
+		conn_run(c);
+}
+
+/* --------------------------------------------------------------- workers */
+
+static void worker_adopt(struct worker *w)
+{
+	int fds[64], uns[64], n;
+
+	for (;;) {
+		pthread_mutex_lock(&w->qlock);
+		n = w->npending < 64 ? w->npending : 64;
+		memcpy(fds, w->pending_fd, (size_t)n * sizeof(int));
+		memcpy(uns, w->pending_unix, (size_t)n * sizeof(int));
+		memmove(w->pending_fd, w->pending_fd + n, (size_t)(w->npending - n) * sizeof(int));
+		memmove(w->pending_unix, w->pending_unix + n, (size_t)(w->npending - n) * sizeof(int));
+		w->npending -= n;
+		pthread_mutex_unlock(&w->qlock);
+		if (n == 0)
+			break;
+		for (int i = 0; i < n; i++)
+			conn_new(w, fds[i], uns[i]);
+	}
+}
+
+static void worker_close_all(struct worker *w)
+{
+	while (w->conns) {
+		struct conn *c = w->conns;
+		struct obuf *o = &c->out;
+
+		/* one last non-blocking attempt at replies in flight */
+		while (o->pos < o->len) {
+			ssize_t n = write(c->fd, o->buf + o->pos, o->len - o->pos);
+
+			if (n <= 0)
+				break;
+			o->pos += (size_t)n;
+		}
+		conn_close(c);
+	}
+}
+
+static void on_notify(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	uint64_t v;
+
+	(void)what;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		srv_log(LL_WARNING, "eventfd read failed: %s", strerror(errno));
+	w->ran++;
+	conn_online(w);
+	if (atomic_load_explicit(&w->stop, memory_order_acquire)) {
+		worker_close_all(w);
+		event_base_loopbreak(w->base);
+		return;
+	}
+	worker_adopt(w);
+	/* CLIENT KILL from another worker */
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->wnext;
+		if (atomic_load_explicit(&c->kill, memory_order_relaxed))
+			conn_close(c);
+	}
+}
+
+static void on_worker_cron(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	long long tmo = atomic_load_explicit(&g_cfg.timeout, memory_order_relaxed);
+	long long now = util_mstime();
+
+	(void)fd;
+	(void)what;
+	conn_online(w);
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->wnext;
+		if (tmo > 0 && now - atomic_load_explicit(&c->last_ms, memory_order_relaxed) > tmo * 1000) {
+			srv_log(LL_VERBOSE, "Closing idle client");
+			conn_close(c);
+			continue;
+		}
+		/* Give back idle query buffers that grew for a big argument. */
+		if (c->qlen == 0 && c->qcap > 64 * 1024) {
+			free(c->qbuf);
+			c->qbuf = NULL;
+			c->qcap = 0;
+		}
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct timeval one_sec = { 1, 0 };
+
+	rcu_register_thread();
+	w->online = 1;
+	w->ev_notify = event_new(w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);
+	w->ev_cron = event_new(w->base, -1, EV_PERSIST, on_worker_cron, w);
+	event_add(w->ev_notify, NULL);
+	event_add(w->ev_cron, &one_sec);
+	for (;;) {
+		int r;
+
+		/* Busy path: run what is ready without blocking, staying online;
+		 * each turn ends in a quiescent state (no command is running, no
+		 * table reference is held). */
+		w->ran = 0;
+		r = event_base_loop(w->base, EVLOOP_NONBLOCK);
+		rcu_quiescent_state();
+		if (r < 0 || event_base_got_break(w->base))
+			break;
+		if (w->ran)
+			continue;
+		/* Nothing was ready: block offline so grace periods need not wait. */
+		rcu_thread_offline();
+		w->online = 0;
+		r = event_base_loop(w->base, EVLOOP_ONCE);
+		conn_online(w);
+		rcu_quiescent_state();
+		if (r < 0 || event_base_got_break(w->base))
+			break;
+	}
+	worker_close_all(w);
+	event_free(w->ev_notify);
+	event_free(w->ev_cron);
+	rcu_quiescent_state();
+	rcu_unregister_thread();
+	return NULL;
+}
+
+void net_init(void)
+{
+	g_srv.nworkers = g_cfg.threads;
+	g_srv.workers = xcalloc((size_t)g_srv.nworkers, sizeof(struct worker));
+	for (int i = 0; i < g_srv.nworkers; i++) {
+		struct worker *w = &g_srv.workers[i];
+		struct event_config *ec = event_config_new();
+
+		w->idx = i;
+		event_config_set_flag(ec, EVENT_BASE_FLAG_NOLOCK);
+		w->base = event_base_new_with_config(ec);
+		event_config_free(ec);
+		if (!w->base)
+			srv_die("event_base_new failed");
+		w->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (w->notify_fd < 0)
+			srv_die("eventfd failed");
+		pthread_mutex_init(&w->qlock, NULL);
+	}
+	g_srv.notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (g_srv.notify_fd < 0)
+		srv_die("eventfd failed");
+}
+
+void net_start_workers(void)
+{
+	for (int i = 0; i < g_srv.nworkers; i++) {
+		struct worker *w = &g_srv.workers[i];
+		int e = pthread_create(&w->thread, NULL, worker_main, w);
+
+		if (e) {
+			errno = e;
+			srv_die("pthread_create failed");
+		}
+	}
+}
+
+/* -------------------------------------------------------------- acceptor */
+
+static void dispatch_fd(int fd, int is_unix)
+{
+	static unsigned rr;
+	struct worker *w;
+	long long maxc = atomic_load_explicit(&g_cfg.maxclients, memory_order_relaxed);
+
+	if (atomic_load_explicit(&g_srv.nclients, memory_order_relaxed) >= maxc) {
+		static const char err[] = "-ERR max number of clients reached\r\n";
+
+		if (write(fd, err, sizeof(err) - 1) < 0) {
+			/* the client is going away anyway */
+		}
+		close(fd);
+		atomic_fetch_add_explicit(&g_srv.rejected_conns, 1, memory_order_relaxed);
+		srv_log(LL_VERBOSE, "Error registering fd event for the new client: max number of clients reached");
+		return;
+	}
+	atomic_fetch_add_explicit(&g_srv.nclients, 1, memory_order_relaxed);
+	/* least loaded worker, round-robin among equals */
+	w = &g_srv.workers[rr++ % (unsigned)g_srv.nworkers];
+	for (int i = 0; i < g_srv.nworkers; i++) {
+		struct worker *x = &g_srv.workers[i];
+
+		if (atomic_load_explicit(&x->nconns, memory_order_relaxed) + 1 <
+		    atomic_load_explicit(&w->nconns, memory_order_relaxed))
+			w = x;
+	}
+	pthread_mutex_lock(&w->qlock);
+	if (w->npending == w->cap_pending) {
+		w->cap_pending = w->cap_pending ? w->cap_pending * 2 : 64;
+		w->pending_fd = xrealloc(w->pending_fd, (size_t)w->cap_pending * sizeof(int));
+		w->pending_unix = xrealloc(w->pending_unix, (size_t)w->cap_pending * sizeof(int));
+	}
+	w->pending_fd[w->npending] = fd;
+	w->pending_unix[w->npending] = is_unix;
+	w->npending++;
+	pthread_mutex_unlock(&w->qlock);
+	notify(w->notify_fd);
+}
+
+static void on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	int is_unix = (int)(intptr_t)arg;
+
+	(void)what;
+	for (int i = 0; i < 1000; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				srv_log(LL_WARNING, "Accepting client connection: %s", strerror(errno));
+			return;
+		}
+		dispatch_fd(fd, is_unix);
+	}
+}
+
+static int listen_tcp(const char *addr, int port)
+{
+	struct addrinfo hints, *res, *ai;
+	char portstr[16];
+	int fd = -1, rc;
+	const char *host = addr;
+
+	if (addr[0] == '-')
+		host = addr + 1;
+	if (!strcmp(host, "*"))
+		host = "0.0.0.0";
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	rc = getaddrinfo(host, portstr, &hints, &res);
+	if (rc) {
+		srv_log(LL_WARNING, "Could not create server TCP listening socket %s:%d: %s", addr,
+			port, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		int one = 1;
+
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ai->ai_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
+		    listen(fd, g_cfg.tcp_backlog) < 0) {
+			srv_log(LL_WARNING, "Could not create server TCP listening socket %s:%d: bind: %s",
+				addr, port, strerror(errno));
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		break;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+static int listen_unix(const char *path, unsigned perm)
+{
+	struct sockaddr_un sa;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		srv_log(LL_WARNING, "Unix socket path too long (%zu bytes, max %zu): %s",
+			strlen(path), sizeof(sa.sun_path) - 1, path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, path);
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, g_cfg.tcp_backlog) < 0) {
+		srv_log(LL_WARNING, "Failed opening Unix socket: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (perm)
+		chmod(path, perm);
+	return fd;
+}
+
+int net_listen(void)
+{
+	g_srv.nlisten = 0;
+	if (g_cfg.port) {
+		for (int i = 0; i < g_cfg.nbind; i++) {
+			int fd = listen_tcp(g_cfg.bind[i], g_cfg.port);
+
+			if (fd < 0) {
+				if (g_cfg.bind[i][0] == '-')
+					continue;
+				srv_log(LL_WARNING, "Failed listening on port %d (TCP), aborting.",
+					g_cfg.port);
+				return -1;
+			}
+			g_srv.listen_fds[g_srv.nlisten] = fd;
+			g_srv.listen_ev[g_srv.nlisten] =
+				event_new(g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)0);
+			event_add(g_srv.listen_ev[g_srv.nlisten], NULL);
+			g_srv.nlisten++;
+		}
+	}
+	if (g_cfg.unixsocket) {
+		int fd = listen_unix(g_cfg.unixsocket, g_cfg.unixsocketperm);
+
+		if (fd < 0)
+			return -1;
+		g_srv.listen_fds[g_srv.nlisten] = fd;
+		g_srv.listen_ev[g_srv.nlisten] =
+			event_new(g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)1);
+		event_add(g_srv.listen_ev[g_srv.nlisten], NULL);
+		g_srv.nlisten++;
+		srv_log(LL_NOTICE, "The server is now ready to accept connections at %s",
+			g_cfg.unixsocket);
+	}
+	if (g_srv.nlisten == 0) {
+		srv_log(LL_WARNING, "Configured to not listen anywhere, exiting.");
+		return -1;
+	}
+	return 0;
+}
+
+void net_request_shutdown(void)
+{
+	atomic_store_explicit(&g_srv.shutdown_asap, 1, memory_order_release);
+	notify(g_srv.notify_fd);
+}
+
+void net_stop(void)
+{
+	for (int i = 0; i < g_srv.nlisten; i++) {
+		event_free(g_srv.listen_ev[i]);
+		close(g_srv.listen_fds[i]);
+	}
+	g_srv.nlisten = 0;
+	if (g_cfg.unixsocket)
+		unlink(g_cfg.unixsocket);
+	for (int i = 0; i < g_srv.nworkers; i++) {
+		struct worker *w = &g_srv.workers[i];
+
+		atomic_store_explicit(&w->stop, 1, memory_order_release);
+		notify(w->notify_fd);
+	}
+	/* The joining thread must not stall grace periods while it waits. */
+	rcu_thread_offline();
+	for (int i = 0; i < g_srv.nworkers; i++) {
+		struct worker *w = &g_srv.workers[i];
+
+		pthread_join(w->thread, NULL);
+		/* sockets handed over but never adopted */
+		for (int k = 0; k < w->npending; k++)
+			close(w->pending_fd[k]);
+		free(w->pending_fd);
+		free(w->pending_unix);
+		event_base_free(w->base);
+		close(w->notify_fd);
+		pthread_mutex_destroy(&w->qlock);
+	}
+	rcu_thread_online();
+}

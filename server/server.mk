@@ -1,0 +1,25 @@
+# server/: rcukv-server, the Redis-protocol daemon (issue 5).
+# Links the QSBR build of the hash table ($(B)/libht_qsbr.a), librcu, libevent
+# and jemalloc.  Also defines `make bench-server`.
+$(call need_pc,libevent)
+
+SERVER_SRCS := server/main.c server/config.c server/log.c server/util.c server/resp.c \
+               server/net.c server/cmd.c server/info.c
+ifneq ($(filter %libht_qsbr.a,$(ALL_BINS) $(HT_QSBR_LIB)),)
+  SERVER_SRCS += server/db.c
+  SERVER_HT_LIB := $(B)/libht_qsbr.a
+else
+  SERVER_SRCS += server/db_none.c
+  SERVER_HT_LIB :=
+endif
+SERVER_OBJS := $(SERVER_SRCS:%.c=$(B)/%.o)
+
+$(SERVER_OBJS): CFLAGS += $(call pc,--cflags,libevent) -DSRV_JEMALLOC=$(USE_JEMALLOC)
+
+$(B)/rcukv-server: $(SERVER_OBJS) $(SERVER_HT_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(SERVER_OBJS) $(SERVER_HT_LIB) $(RCU_LIB) \
+		$(call pc,--libs,libevent) $(JEMALLOC_LIBS) -lm
+
+ALL_BINS += $(B)/rcukv-server
+
+-include tests/server/server_tests.mk

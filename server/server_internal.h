@@ -1,0 +1,345 @@
+/*
+ * server_internal.h - private types shared by the files of rcukv-server.
+ *
+ * The server is a set of worker threads, each owning one libevent event_base
+ * and the connections handed to it, plus the main thread, which owns the
+ * listening sockets, signals, the once-per-tick cron (active expiry, ops/sec
+ * sampling) and shutdown.  A connection is touched only by its worker, except
+ * for the fields marked "atomic" which CLIENT LIST/INFO/KILL read from other
+ * workers under the client registry lock (g_clients_lock).
+ *
+ * Every worker thread and the main thread are registered QSBR readers: they
+ * report a quiescent state once per event-loop turn and are offline while they
+ * block in epoll (see worker_main() in net.c).  Commands therefore run inside
+ * an implicit QSBR read-side section and may hold table references until they
+ * return.
+ *
+ * Tested by tests/server/test_server.c (integration) and the tests/server scripts.
+ */
+#ifndef SERVER_INTERNAL_H
+#define SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RCUKV_VERSION "0.1.0"
+#define REDIS_COMPAT_VERSION "7.0.15"
+
+/* ------------------------------------------------------------------ util */
+
+#define SRV_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SRV_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+__attribute__((noreturn, format(printf, 4, 5))) void
+srv_die_at(const char *file, int line, const char *func, const char *fmt, ...);
+#define srv_die(...) srv_die_at(__FILE__, __LINE__, __func__, __VA_ARGS__)
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xmemdup(const void *p, size_t n);
+
+/* Strict decimal parse of a 64-bit signed integer, as Redis's string2ll:
+ * no spaces, no '+', no leading zeros.  Return 1 on success. */
+int util_str2ll(const char *s, size_t len, long long *out);
+int util_str2ull_strict(const char *s, size_t len, unsigned long long *out);
+/* Parse a long double as Redis's string2ld (strtold, no spaces, no nan). */
+int util_str2ld(const char *s, size_t len, long double *out);
+int util_ll2str(char *buf, long long v);      /* returns length */
+/* Glob-style match (* ? [..] \), as Redis's pattern matching. */
+int util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, int nocase);
+long long util_mstime(void);
+long long util_ustime(void);
+/* Memory size with k/kb/m/mb/g/gb suffix (1k = 1000, 1kb = 1024). */
+int util_memtoull(const char *s, unsigned long long *out);
+int util_strcaseeq(const char *a, size_t alen, const char *b);
+int util_splitargs(const char *line, size_t len, char **storep, char ***argvp, size_t **lensp,
+		   int *argcp);
+
+/* ------------------------------------------------------------------ log */
+
+enum { LL_DEBUG = 0, LL_VERBOSE, LL_NOTICE, LL_WARNING, LL_NOTHING };
+void srv_log_init(const char *file, int verbosity, char role);
+__attribute__((format(printf, 2, 3))) void srv_log(int level, const char *fmt, ...);
+void srv_log_raw(int level, const char *msg);
+
+/* --------------------------------------------------------------- config */
+
+#define CFG_MAX_BIND 16
+
+struct cfg {
+	char *bind[CFG_MAX_BIND];
+	int nbind;
+	int port;
+	char *unixsocket;
+	unsigned int unixsocketperm;
+	int threads;
+	_Atomic long long maxclients;
+	_Atomic long long timeout;              /* seconds, 0 = never */
+	_Atomic long long tcp_keepalive;        /* seconds, 0 = off */
+	_Atomic int loglevel;
+	char *logfile;
+	char *pidfile;
+	int daemonize;
+	_Atomic long long proto_max_bulk_len;
+	_Atomic long long client_query_buffer_limit;
+	_Atomic long long hz;
+	int tcp_backlog;
+	_Atomic long long client_output_buffer_soft;  /* per-client pause threshold */
+	char *config_file;                      /* absolute path or NULL */
+};
+extern struct cfg g_cfg;
+
+void cfg_defaults(void);
+/* Parse file then argv overrides.  On error prints a message and exits 1. */
+void cfg_load(int argc, char **argv);
+void cfg_free_extra(void);
+struct conn;
+void cfg_cmd_get(struct conn *c, int argc);
+void cfg_cmd_set(struct conn *c, int argc);
+
+/* -------------------------------------------------------------- output */
+
+struct obuf {
+	char *buf;
+	size_t len;     /* bytes filled */
+	size_t pos;     /* bytes already written to the socket */
+	size_t cap;
+};
+
+/* --------------------------------------------------------- connections */
+
+struct worker;
+
+#define CONN_CLOSE_AFTER_REPLY 0x1
+#define CONN_CLOSE_ASAP 0x2
+#define CONN_UNIX 0x4
+#define CONN_WRITE_PENDING 0x8
+
+#define PROTO_INLINE_MAX_SIZE (64 * 1024)
+#define PROTO_IOBUF_LEN (16 * 1024)
+#define PROTO_MBULK_BIG_ARG (32 * 1024)
+#define CONN_ARGV_INIT 16
+
+struct conn {
+	uint64_t id;
+	int fd;
+	int flags;                      /* CONN_* ; owner thread */
+	int resp;                       /* 2 or 3; owner thread */
+	struct worker *w;
+	struct event *ev_read;
+	struct event *ev_write;
+	int reading;                    /* ev_read is added */
+
+	/* Query buffer: bytes [qpos, qlen) are unparsed.  owner thread */
+	char *qbuf;
+	size_t qlen, qcap, qpos;
+	/* Parser state for a multibulk in progress; argv holds offsets into qbuf. */
+	long long mb_left;              /* elements still expected, 0 = none */
+	long long bulklen;              /* -1 = reading the $ header */
+	int reqtype;                    /* 0 none, 1 multibulk, 2 inline */
+	int argc, argv_cap;
+	size_t *argv_off;
+	size_t *argv_len;
+	/* Decoded argv for the command being run. */
+	const char **argv;
+	size_t *argl;
+	char *inline_store;             /* inline: split args storage */
+
+	struct obuf out;
+
+	/* Visible to other threads (CLIENT LIST/INFO/KILL, INFO clients). */
+	char *name;                     /* g_clients_lock */
+	char addr[64], laddr[64];
+	long long ctime_ms;
+	_Atomic long long last_ms;      /* last interaction */
+	_Atomic int last_cmd;           /* index in the command table, -1 none */
+	_Atomic int last_sub;           /* subcommand index, -1 none */
+	_Atomic size_t qbuf_used, obuf_used;
+	_Atomic int kill;               /* set by CLIENT KILL from any thread */
+	_Atomic int resp_pub;
+
+	/* Links: worker's list (owner) and global registry (g_clients_lock). */
+	struct conn *wnext, *wprev;
+	struct conn *gnext, *gprev;
+};
+
+/* Per-worker counters: written by the owner with relaxed load+store (single
+ * writer, no RMW), read by INFO from any thread with relaxed loads. */
+struct wstats {
+	_Atomic unsigned long long commands;
+	_Atomic unsigned long long conns_received;
+	_Atomic unsigned long long keyspace_hits;
+	_Atomic unsigned long long keyspace_misses;
+	_Atomic unsigned long long expired_keys;
+	_Atomic unsigned long long net_in, net_out;
+	_Atomic unsigned long long errors;
+};
+#define STAT_ADD(field, n) \
+	atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (n), \
+			      memory_order_relaxed)
+#define STAT_GET(field) atomic_load_explicit(&(field), memory_order_relaxed)
+
+struct worker {
+	int idx;
+	pthread_t thread;
+	struct event_base *base;
+	int notify_fd;                  /* eventfd: new fds, kill, stop */
+	struct event *ev_notify;
+	struct event *ev_cron;
+	pthread_mutex_t qlock;          /* protects pending fds */
+	int *pending_fd;
+	int *pending_unix;
+	int npending, cap_pending;
+	_Atomic int stop;
+	int online;                     /* QSBR online; owner thread */
+	unsigned ran;                   /* callbacks run this loop turn; owner */
+	struct conn *conns;             /* owner thread */
+	_Atomic int nconns;
+	struct wstats st;
+	char pad[64];
+};
+
+struct server {
+	struct worker *workers;
+	int nworkers;
+	struct event_base *base;        /* main thread */
+	int notify_fd;                  /* eventfd: shutdown requests */
+	_Atomic int shutdown_asap;
+	_Atomic int nclients;
+	_Atomic unsigned long long next_client_id;
+	_Atomic unsigned long long rejected_conns;
+	_Atomic unsigned long long stat_expired_main;
+	long long start_ms;
+	char executable[4096];
+	pid_t pid;
+	int listen_fds[CFG_MAX_BIND + 1];
+	int nlisten;
+	struct event *listen_ev[CFG_MAX_BIND + 1];
+	int tcp_port_bound;
+	_Atomic long long ops_sec;
+	_Atomic unsigned long long stat_numcommands_reset, stat_conns_reset;
+	long long runid_seed;
+	char runid[41];
+};
+extern struct server g_srv;
+
+extern pthread_mutex_t g_clients_lock;
+extern struct conn *g_clients;
+
+void net_init(void);
+int net_listen(void);
+void net_start_workers(void);
+void net_stop(void);
+void net_request_shutdown(void);
+void conn_close(struct conn *c);
+void conn_wake_worker(struct worker *w);
+unsigned long long stats_total(size_t off);
+#define STATS_TOTAL(field) stats_total(offsetof(struct wstats, field))
+
+/* -------------------------------------------------------------- replies */
+
+void reply_raw(struct conn *c, const char *p, size_t n);
+void reply_simple(struct conn *c, const char *s);      /* +s */
+void reply_ok(struct conn *c);
+void reply_error(struct conn *c, const char *msg);     /* msg without leading '-' gets "-ERR " if no code */
+__attribute__((format(printf, 2, 3))) void reply_errorf(struct conn *c, const char *fmt, ...);
+void reply_err_code(struct conn *c, const char *full); /* full = "-WRONGTYPE ..." w/o CRLF */
+void reply_int(struct conn *c, long long v);
+void reply_bulk(struct conn *c, const void *p, size_t n);
+void reply_bulk_str(struct conn *c, const char *s);
+void reply_bulk_ll(struct conn *c, long long v);
+void reply_null(struct conn *c);
+void reply_null_array(struct conn *c);
+void reply_array(struct conn *c, long long n);
+void reply_map(struct conn *c, long long n);
+void reply_set(struct conn *c, long long n);
+void reply_double(struct conn *c, double d);
+void reply_long_double_bulk(struct conn *c, long double d);
+void reply_verbatim(struct conn *c, const char *p, size_t n);
+void reply_bool(struct conn *c, int v);
+char *reply_reserve(struct conn *c, size_t n);          /* n bytes at end, then commit */
+void reply_commit(struct conn *c, size_t n);
+int ld2string(char *buf, size_t len, long double value, int humanfriendly);
+
+/* -------------------------------------------------------------- parser */
+
+/* Parse as many complete commands as available, running each.  Return -1 if
+ * the connection must close now (protocol error reply is queued). */
+int conn_process_input(struct conn *c);
+size_t conn_read_hint(struct conn *c);
+
+/* ------------------------------------------------------------- commands */
+
+#define CMD_WRITE 0x1
+#define CMD_READONLY 0x2
+#define CMD_FAST 0x4
+#define CMD_ADMIN 0x8
+#define CMD_NOSCRIPT 0x10
+#define CMD_LOADING 0x20
+#define CMD_STALE 0x40
+#define CMD_NOAUTH 0x80
+#define CMD_SENTINEL 0x100
+#define CMD_DENYOOM 0x200
+#define CMD_PUBSUB 0x400
+
+typedef void cmd_proc(struct conn *c, int argc);
+
+struct cmd {
+	const char *name;
+	cmd_proc *proc;
+	int arity;
+	int flags;
+	int first_key, last_key, key_step;
+	const char *group;
+	const char *since;
+	const char *summary;
+	const struct cmd *subs;         /* NULL-terminated array, or NULL */
+	int nsubs;
+	const char *acl;                /* space separated categories */
+	const char *fullname;           /* "client|list" for subcommands */
+};
+
+void cmd_init(void);
+void cmd_fini(void);
+void cmd_dispatch(struct conn *c);
+void cmd_name_of(int idx, int sub, char *buf, size_t len);
+void cmd_reset_stats(void);
+
+/* Arguments of the running command. */
+#define ARGV(c, i) ((c)->argv[i])
+#define ARGL(c, i) ((c)->argl[i])
+
+/* keyspace (db.c / cmd_string.c) */
+void db_init(void);
+void db_fini(void);
+void db_register_commands(void);
+unsigned long long db_size(void);
+unsigned long long db_expires(void);
+long long db_avg_ttl(void);
+unsigned long long db_expired_total(void);
+size_t db_entry_bytes(void);
+void db_active_expire_cycle(void);
+extern struct cmd g_key_cmds[];
+extern int g_nkey_cmds;
+
+/* INFO */
+void cmd_info(struct conn *c, int argc);
+void info_reset_stats(void);
+void info_sample_ops(void);
+
+/* Shared error texts, Redis 7 wording, one table. */
+#define ERR_SYNTAX "-ERR syntax error"
+#define ERR_NOT_INT "-ERR value is not an integer or out of range"
+#define ERR_NOT_FLOAT "-ERR value is not a valid float"
+#define ERR_WRONGTYPE "-WRONGTYPE Operation against a key holding the wrong kind of value"
+#define ERR_NO_KEY "-ERR no such key"
+#define ERR_OVERFLOW "-ERR increment or decrement would overflow"
+#define ERR_DB_RANGE "-ERR DB index is out of range"
+
+#endif /* SERVER_INTERNAL_H */

@@ -1,0 +1,476 @@
+/*
+ * util.c - small helpers of rcukv-server: allocation that dies on failure,
+ * strict number parsing with Redis's rules, glob matching, clocks.
+ *
+ * Pure functions, thread-safe.  Exercised by tests/server/test_server.c
+ * through the commands that parse numbers and patterns.
+ */
+#include "server/server_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+void srv_die_at(const char *file, int line, const char *func, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "rcukv-server: %s:%d %s: %s (errno: %s)\n", file, line, func, msg,
+		strerror(e));
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		srv_die("out of memory allocating %zu bytes", n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+
+	if (!p)
+		srv_die("out of memory allocating %zu x %zu bytes", n, m);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		srv_die("out of memory reallocating %zu bytes", n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	return xmemdup(s, strlen(s));
+}
+
+char *xmemdup(const void *p, size_t n)
+{
+	char *q = xmalloc(n + 1);
+
+	memcpy(q, p, n);
+	q[n] = '\0';
+	return q;
+}
+
+int util_str2ll(const char *s, size_t slen, long long *out)
+{
+	const char *p = s;
+	size_t plen = 0;
+	int neg = 0;
+	unsigned long long v;
+
+	if (slen == 0 || slen > 20)
+		return 0;
+	if (slen == 1 && p[0] == '0') {
+		*out = 0;
+		return 1;
+	}
+	if (p[0] == '-') {
+		neg = 1;
+		p++;
+		plen++;
+		if (plen == slen)
+			return 0;
+	}
+	if (p[0] >= '1' && p[0] <= '9') {
+		v = (unsigned long long)(p[0] - '0');
+		p++;
+		plen++;
+	} else {
+		return 0;
+	}
+	while (plen < slen && p[0] >= '0' && p[0] <= '9') {
+		if (v > ULLONG_MAX / 10)
+			return 0;
+		v *= 10;
+		if (v > ULLONG_MAX - (unsigned long long)(p[0] - '0'))
+			return 0;
+		v += (unsigned long long)(p[0] - '0');
+		p++;
+		plen++;
+	}
+	if (plen < slen)
+		return 0;
+	if (neg) {
+		if (v > (unsigned long long)LLONG_MAX + 1)
+			return 0;
+		*out = (long long)(0ULL - v);
+	} else {
+		if (v > (unsigned long long)LLONG_MAX)
+			return 0;
+		*out = (long long)v;
+	}
+	return 1;
+}
+
+int util_str2ull_strict(const char *s, size_t len, unsigned long long *out)
+{
+	unsigned long long v = 0;
+
+	if (len == 0 || len > 20)
+		return 0;
+	if (len > 1 && s[0] == '0')
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		if (v > ULLONG_MAX / 10)
+			return 0;
+		v *= 10;
+		if (v > ULLONG_MAX - (unsigned long long)(s[i] - '0'))
+			return 0;
+		v += (unsigned long long)(s[i] - '0');
+	}
+	*out = v;
+	return 1;
+}
+
+int util_str2ld(const char *s, size_t slen, long double *out)
+{
+	char buf[5120];
+	char *eptr;
+	long double v;
+
+	if (slen == 0 || slen >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, slen);
+	buf[slen] = '\0';
+	if (isspace((unsigned char)buf[0]))
+		return 0;
+	errno = 0;
+	v = strtold(buf, &eptr);
+	if (eptr[0] != '\0' || (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL ||
+						    fpclassify(v) == FP_ZERO)) ||
+	    isnan(v))
+		return 0;
+	*out = v;
+	return 1;
+}
+
+int util_ll2str(char *buf, long long v)
+{
+	char tmp[24];
+	unsigned long long u;
+	int n = 0, len = 0;
+
+	if (v < 0) {
+		buf[len++] = '-';
+		u = 0ULL - (unsigned long long)v;
+	} else {
+		u = (unsigned long long)v;
+	}
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	while (n)
+		buf[len++] = tmp[--n];
+	buf[len] = '\0';
+	return len;
+}
+
+static int lowc(int c, int nocase)
+{
+	return nocase ? tolower(c) : c;
+}
+
+/* Recursive glob matcher: '*' any run, '?' one byte, '[...]' a class with
+ * ranges and '^' negation, '\' escapes the next byte. */
+int util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, int nocase)
+{
+	while (plen && slen) {
+		switch (pat[0]) {
+		case '*':
+			while (plen > 1 && pat[1] == '*') {
+				pat++;
+				plen--;
+			}
+			if (plen == 1)
+				return 1;
+			while (slen) {
+				if (util_glob_match(pat + 1, plen - 1, str, slen, nocase))
+					return 1;
+				str++;
+				slen--;
+			}
+			return util_glob_match(pat + 1, plen - 1, str, slen, nocase);
+		case '?':
+			str++;
+			slen--;
+			break;
+		case '[': {
+			int neg, match = 0;
+
+			pat++;
+			plen--;
+			neg = plen && pat[0] == '^';
+			if (neg) {
+				pat++;
+				plen--;
+			}
+			for (;;) {
+				if (plen == 0) {
+					/* unterminated class: treat as end */
+					break;
+				}
+				if (pat[0] == '\\' && plen >= 2) {
+					pat++;
+					plen--;
+					if (pat[0] == str[0])
+						match = 1;
+				} else if (pat[0] == ']') {
+					break;
+				} else if (plen >= 3 && pat[1] == '-') {
+					int a = lowc((unsigned char)pat[0], nocase);
+					int b = lowc((unsigned char)pat[2], nocase);
+					int ch = lowc((unsigned char)str[0], nocase);
+
+					if (a > b) {
+						int t = a;
+						a = b;
+						b = t;
+					}
+					pat += 2;
+					plen -= 2;
+					if (ch >= a && ch <= b)
+						match = 1;
+				} else if (lowc((unsigned char)pat[0], nocase) ==
+					   lowc((unsigned char)str[0], nocase)) {
+					match = 1;
+				}
+				pat++;
+				plen--;
+			}
+			if (neg)
+				match = !match;
+			if (!match)
+				return 0;
+			str++;
+			slen--;
+			if (plen == 0)
+				return slen == 0;
+			break;
+		}
+		case '\\':
+			if (plen >= 2) {
+				pat++;
+				plen--;
+			}
+			/* fall through */
+		default:
+			if (lowc((unsigned char)pat[0], nocase) != lowc((unsigned char)str[0], nocase))
+				return 0;
+			str++;
+			slen--;
+			break;
+		}
+		pat++;
+		plen--;
+		if (slen == 0) {
+			while (plen && pat[0] == '*') {
+				pat++;
+				plen--;
+			}
+			break;
+		}
+	}
+	return plen == 0 && slen == 0;
+}
+
+long long util_ustime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+long long util_mstime(void)
+{
+	return util_ustime() / 1000;
+}
+
+int util_memtoull(const char *s, unsigned long long *out)
+{
+	const char *u = s;
+	unsigned long long mul = 1, v;
+	size_t n;
+
+	while (*u && ((*u >= '0' && *u <= '9')))
+		u++;
+	if (u == s)
+		return 0;
+	if (!strcasecmp(u, "") || !strcasecmp(u, "b"))
+		mul = 1;
+	else if (!strcasecmp(u, "k"))
+		mul = 1000;
+	else if (!strcasecmp(u, "kb"))
+		mul = 1024;
+	else if (!strcasecmp(u, "m"))
+		mul = 1000ULL * 1000;
+	else if (!strcasecmp(u, "mb"))
+		mul = 1024ULL * 1024;
+	else if (!strcasecmp(u, "g"))
+		mul = 1000ULL * 1000 * 1000;
+	else if (!strcasecmp(u, "gb"))
+		mul = 1024ULL * 1024 * 1024;
+	else
+		return 0;
+	n = (size_t)(u - s);
+	if (n > 19)
+		return 0;
+	v = 0;
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (unsigned long long)(s[i] - '0');
+	if (mul > 1 && v > ULLONG_MAX / mul)
+		return 0;
+	*out = v * mul;
+	return 1;
+}
+
+int util_strcaseeq(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b);
+
+	return alen == blen && strncasecmp(a, b, alen) == 0;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Split a line into arguments the way redis-cli and redis.conf do: blanks
+ * separate, "double quotes" take \n \r \t \b \a \xHH and \c escapes, 'single
+ * quotes' take \' only, and a closing quote must be followed by a blank.
+ * Return: 0 and *argv (args packed in *store, NUL-terminated, lengths in
+ * *lens) or -1 on unbalanced quotes.  The caller frees the three arrays. */
+int util_splitargs(const char *line, size_t len, char **storep, char ***argvp, size_t **lensp,
+		   int *argcp)
+{
+	const char *p = line, *end = line + len;
+	char *store = xmalloc(len + 1), *o = store;
+	size_t cap = 8;
+	char **argv = xmalloc(cap * sizeof(*argv));
+	size_t *lens = xmalloc(cap * sizeof(*lens));
+	int argc = 0;
+
+	for (;;) {
+		while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' ||
+				   *p == '\v' || *p == '\f'))
+			p++;
+		if (p >= end)
+			break;
+		int inq = 0, insq = 0, done = 0;
+		char *start = o;
+
+		while (!done) {
+			if (inq) {
+				if (p >= end)
+					goto err;
+				if (*p == '\\' && p + 3 < end && p[1] == 'x' && hexval((unsigned char)p[2]) >= 0 &&
+				    hexval((unsigned char)p[3]) >= 0) {
+					*o++ = (char)(hexval((unsigned char)p[2]) * 16 + hexval((unsigned char)p[3]));
+					p += 3;
+				} else if (*p == '\\' && p + 1 < end) {
+					char c;
+
+					p++;
+					switch (*p) {
+					case 'n': c = '\n'; break;
+					case 'r': c = '\r'; break;
+					case 't': c = '\t'; break;
+					case 'b': c = '\b'; break;
+					case 'a': c = '\a'; break;
+					default: c = *p; break;
+					}
+					*o++ = c;
+				} else if (*p == '"') {
+					if (p + 1 < end && !(p[1] == ' ' || p[1] == '\n' || p[1] == '\r' ||
+							     p[1] == '\t' || p[1] == '\v' || p[1] == '\f'))
+						goto err;
+					done = 1;
+				} else {
+					*o++ = *p;
+				}
+			} else if (insq) {
+				if (p >= end)
+					goto err;
+				if (*p == '\\' && p + 1 < end && p[1] == '\'') {
+					p++;
+					*o++ = '\'';
+				} else if (*p == '\'') {
+					if (p + 1 < end && !(p[1] == ' ' || p[1] == '\n' || p[1] == '\r' ||
+							     p[1] == '\t' || p[1] == '\v' || p[1] == '\f'))
+						goto err;
+					done = 1;
+				} else {
+					*o++ = *p;
+				}
+			} else {
+				if (p >= end)
+					break;
+				switch (*p) {
+				case ' ': case '\n': case '\r': case '\t': case '\v': case '\f':
+					done = 1;
+					break;
+				case '"':
+					inq = 1;
+					break;
+				case '\'':
+					insq = 1;
+					break;
+				default:
+					*o++ = *p;
+					break;
+				}
+			}
+			if (p < end)
+				p++;
+		}
+		if ((size_t)argc == cap) {
+			cap *= 2;
+			argv = xrealloc(argv, cap * sizeof(*argv));
+			lens = xrealloc(lens, cap * sizeof(*lens));
+		}
+		lens[argc] = (size_t)(o - start);
+		argv[argc++] = start;
+		*o++ = '\0';
+	}
+	*storep = store;
+	*argvp = argv;
+	*lensp = lens;
+	*argcp = argc;
+	return 0;
+err:
+	free(store);
+	free(argv);
+	free(lens);
+	return -1;
+}

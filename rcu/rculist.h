@@ -20,13 +20,18 @@
  *    where a comment says otherwise.
  *
  * Invariants and field ownership:
- *  - `next` and hlist `first`/`next`: RCU-protected.  Written by updaters only
- *    through rcu_assign_pointer() (release; when the store makes a new node
- *    reachable) or RCU_LIST_WRITE_ONCE() (relaxed; when the stored node is
- *    already reachable or nothing can read the field yet), read by readers only
- *    through rcu_dereference().  Thus ThreadSanitizer sees no plain racing
- *    access, and on every CPU a reader that reaches a node through `next` sees
- *    that node's initialisation.
+ *  - `next` and hlist `first`/`next`: RCU-protected.  Read by readers only
+ *    through rcu_dereference().  Written by updaters with a release store
+ *    (rcu_assign_pointer()) whenever a reader may follow the new value: not
+ *    only when it makes a new node reachable but also when a deletion makes an
+ *    already-reachable node reachable from a new place, because a reader that
+ *    arrives by the new route must still see that node initialised, and
+ *    nothing else orders the node's initialisation before this store when one
+ *    updater adds a node and then deletes its neighbour (no lock hand-off in
+ *    between).  RCU_LIST_WRITE_ONCE() (relaxed) only where the value stored
+ *    needs no initialisation seen (a head pointing at itself, NULL, poison)
+ *    or nothing can read the field yet.  On x86 both are a plain mov.  Thus
+ *    ThreadSanitizer sees no racing plain access and no unordered handoff.
  *  - `prev` and `pprev`: update side only (updater lock), plain accesses.
  *  - A deleted node: list_del_rcu() leaves `next` intact (a reader standing on
  *    the node must still find its way back onto the list) and poisons only
@@ -137,8 +142,9 @@ static inline void list_add_tail(struct list_head *n, struct list_head *head)
 static inline void rcu_list_unlink_between(struct list_head *prev, struct list_head *next)
 {
 	next->prev = prev;
-	/* Relaxed: @next is already reachable, nothing new is published. */
-	RCU_LIST_WRITE_ONCE(prev->next, next);
+	/* Release: @next is reachable by a new route; pairs with list_entry_rcu()
+	 * (see "Invariants" above for why relaxed is not enough). */
+	rcu_assign_pointer(prev->next, next);
 }
 
 /**
@@ -436,8 +442,9 @@ static inline void rcu_hlist_unlink(struct hlist_node *n)
 	struct hlist_node *next = n->next;
 	struct hlist_node **pprev = n->pprev;
 
-	/* Relaxed: @next is already reachable, nothing new is published. */
-	RCU_LIST_WRITE_ONCE(*pprev, next);
+	/* Release: @next is reachable by a new route; pairs with
+	 * hlist_for_each_entry_rcu() (see "Invariants" above). */
+	rcu_assign_pointer(*pprev, next);
 	if (next)
 		next->pprev = pprev;
 }

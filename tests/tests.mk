@@ -24,3 +24,16 @@ endef
 # --- tests/rcu/test_rculist.c: rculist.h unit tests and list/hlist torture --
 $(eval $(call rcu_flavor_test,tests/rcu/test_rculist,qsbr))
 $(eval $(call rcu_flavor_test,tests/rcu/test_rculist,memb))
+
+# --- examples/: one small program per RCU API family, built and run by make test.
+# $(call rcu_example,<name>) builds $(B)/examples/<name> from examples/<name>.c
+# (the example picks its own flavor).
+define rcu_example
+$(B)/examples/$(1): $(B)/examples/$(1).o $$(RCU_LIB)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) $$^ -o $$@
+$(B)/examples/$(1).o: CFLAGS += $$(TESTS_SAN_FIX)
+TEST_BINS += $(B)/examples/$(1)
+endef
+$(eval $(call rcu_example,publish))
+$(eval $(call rcu_example,reclaim))

@@ -834,6 +834,10 @@ static void *worker(void *arg)
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &t->conns[i] };
 		epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->conns[i].c.fd, &ev);
 	}
+	/* Everyone starts at t0, so that nothing leaves before the schedule begins. */
+	struct timespec start = { (time_t)(b->t0 / 1000000000ull), (long)(b->t0 % 1000000000ull) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL) == EINTR)
+		;
 	for (;;) {
 		uint64_t now = now_ns();
 		uint64_t wake = UINT64_MAX;

@@ -23,7 +23,7 @@ $(B)/tests/client/test_client: $(B)/tests/client/test_client.o $(CLIENT_LIB_OBJS
 
 ALL_BINS += $(CLI)
 TEST_BINS += $(B)/tests/client/test_client
-TEST_SCRIPTS += tests/client/test_cli.sh
+TEST_SCRIPTS += tests/client/test_cli.sh tests/client/test_bench.sh
 # BENCH_SUBJECTS += client  (bench/bench_client.sh lands next)
 
 # The scripts run $(B)/rcukv-cli (tests/run.sh passes B), so build it first.

@@ -153,7 +153,7 @@ int bench_report_json(const struct bench_result *r, const char *path)
 	fprintf(f, ",\n  \"target\": ");
 	json_str(f, r->target);
 	fprintf(f, ",\n  \"config\": {\"threads\": %d, \"clients\": %d, \"pipeline\": %d, "
-	           "\"loop\": \"%s\", \"rate\": %.3f, \"requests\": %lld, \"duration_s\": %.3f, "
+	           "\"loop\": \"%s\", \"rate\": %.3f, \"requests_limit\": %lld, \"duration_s\": %.3f, "
 	           "\"warmup_s\": %.3f, \"ratio_get\": %u, \"ratio_set\": %u, \"keys\": %lld, "
 	           "\"key_pattern\": \"%s\", \"zipf_s\": %.3f, \"data_size_min\": %zu, "
 	           "\"data_size_max\": %zu, \"key_prefix\": ",

@@ -24,7 +24,7 @@ $(B)/tests/client/test_client: $(B)/tests/client/test_client.o $(CLIENT_LIB_OBJS
 ALL_BINS += $(CLI)
 TEST_BINS += $(B)/tests/client/test_client
 TEST_SCRIPTS += tests/client/test_cli.sh tests/client/test_bench.sh
-# BENCH_SUBJECTS += client  (bench/bench_client.sh lands next)
+BENCH_SUBJECTS += client
 
 # The scripts run $(B)/rcukv-cli (tests/run.sh passes B), so build it first.
 $(B)/tests/client/test_client: | $(CLI)

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# bench/bench_client.sh: the load generator's own ceiling.  rcukv-cli bench
+# and redis-benchmark drive the same redis-server with the same threads,
+# connections and pipeline depth (-P 16), GET over 100000 keys, alternating
+# run by run; each prints the median of its runs.  Both saturate the single
+# server thread, so a ratio near 1 (or above) says the generator is not the
+# bottleneck.  Output per /work/shared/BENCHMARKS.md:
+#   BENCH client.max_rate.rcukv <ops/s> ops/s
+#   BENCH client.max_rate.redis <ops/s> ops/s      (redis-benchmark)
+#   RATIO client.max_rate <rcukv/redis> higher
+# BENCH_QUICK=1: 3 runs of 600k requests each (under a minute); otherwise 5
+# runs of 2M.  The server runs on a free loopback port in 7100-7199 and is
+# stopped by its PID.
+set -u
+CLI=${RCUKV_CLI:-build/release/rcukv-cli}
+THREADS=${BENCH_THREADS:-1}
+CLIENTS=${BENCH_CLIENTS:-8}        # connections per thread
+PIPELINE=16
+if [ "${BENCH_QUICK:-0}" = 1 ]; then RUNS=3; N=600000; else RUNS=5; N=2000000; fi
+
+for tool in redis-server redis-benchmark; do
+	command -v $tool >/dev/null || { echo "bench-client: $tool missing (make deps)" >&2; exit 1; }
+done
+[ -x "$CLI" ] || { echo "bench-client: $CLI not built" >&2; exit 1; }
+
+TMP=$(mktemp -d /tmp/rcukv-bench-client.XXXXXX)
+PID=
+cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT
+for i in $(seq 0 99); do
+	port=$((7100 + ($$ + i) % 100))
+	(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && continue
+	redis-server --save '' --appendonly no --port $port --bind 127.0.0.1 >"$TMP/log" 2>&1 &
+	PID=$!
+	for _ in $(seq 1 100); do
+		grep -q "Ready to accept" "$TMP/log" && break
+		kill -0 $PID 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -q "Ready to accept" "$TMP/log" && break
+	PID=
+done
+[ -n "$PID" ] || { echo "bench-client: could not start redis-server in 7100-7199" >&2; exit 1; }
+
+echo "bench-client: redis-server pid $PID on 127.0.0.1:$port; $THREADS thread(s) x $CLIENTS connections, -P $PIPELINE, GET, $N requests, $RUNS runs each, $(nproc) cores"
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+: >"$TMP/rcukv"; : >"$TMP/redis"
+for r in $(seq 1 "$RUNS"); do
+	a=$("$CLI" -p "$port" bench -q -t "$THREADS" -c "$CLIENTS" -P "$PIPELINE" -r "$N" \
+		--ratio 1:0 --keys 100000 | sed -n 's/^throughput *\([0-9.]*\) ops\/s/\1/p')
+	b=$(redis-benchmark -p "$port" --threads "$THREADS" -c $((THREADS * CLIENTS)) -P "$PIPELINE" \
+		-n "$N" -r 100000 -t get --csv 2>/dev/null | awk -F'"' '$2=="GET" {print $4}')
+	echo "  run $r: rcukv-cli bench ${a:-?} ops/s, redis-benchmark ${b:-?} ops/s"
+	[ -n "$a" ] && echo "$a" >>"$TMP/rcukv"
+	[ -n "$b" ] && echo "$b" >>"$TMP/redis"
+done
+ra=$(median <"$TMP/rcukv"); rb=$(median <"$TMP/redis")
+if [ -z "$ra" ] || [ -z "$rb" ]; then echo "bench-client: a run produced no figure" >&2; exit 1; fi
+echo "BENCH client.max_rate.rcukv $ra ops/s"
+echo "BENCH client.max_rate.redis $rb ops/s"
+awk -v a="$ra" -v b="$rb" 'BEGIN {printf "RATIO client.max_rate %.2f higher\n", a / b}'

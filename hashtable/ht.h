@@ -138,6 +138,7 @@ struct ht_options {
 				 * also the smallest bucket count */
 	int no_auto_resize;     /* 1: only ht_resize() changes the size */
 	uint64_t seed;          /* hash seed; 0: random per table */
+	int poison_frees;       /* 1: fill entries with 0x6b before freeing (tests) */
 };
 
 /**
@@ -272,6 +273,7 @@ struct ht_rmw {
 	/* in/out: the new entry's expiry; starts as old's (or HT_NO_EXPIRE) */
 	int64_t expire_ms;
 	/* private */
+	struct ht *ht;
 	struct ht_entry *nu;
 	uint32_t hash;
 	const void *key;

@@ -1,0 +1,108 @@
+# hashtable/: the RCU hlist hash table, built once per RCU flavor, and
+# librcukv, the embeddable cache (memb flavor).
+#
+#   $(B)/libht_qsbr.a   ht_* for rcukv-server (QSBR); link $(RCU_LIB) too
+#   $(B)/libht_memb.a   ht_* for memb users inside the tree; link $(RCU_LIB) too
+#   $(B)/librcukv.a     rcukv_* + ht_* (memb) + librcu objects, self-contained
+#   $(B)/librcukv.so    the same, position-independent, exporting rcukv_* only
+#   $(B)/rcukv.pc       pkg-config file for an install under $(PREFIX)
+#
+# Tests (tests/hashtable/) run once per flavor.
+
+PREFIX ?= /usr/local
+HT_VERSION := 0.1.0
+
+HT_SRCS := hashtable/ht.c
+RCUKV_SRCS := hashtable/rcukv.c
+
+HT_QSBR_OBJS := $(HT_SRCS:hashtable/%.c=$(B)/hashtable/qsbr/%.o)
+HT_MEMB_OBJS := $(HT_SRCS:hashtable/%.c=$(B)/hashtable/memb/%.o)
+RCUKV_OBJS := $(HT_MEMB_OBJS) $(RCUKV_SRCS:hashtable/%.c=$(B)/hashtable/memb/%.o)
+RCUKV_PIC_OBJS := $(HT_SRCS:hashtable/%.c=$(B)/hashtable/pic/%.o) \
+		  $(RCUKV_SRCS:hashtable/%.c=$(B)/hashtable/pic/%.o) \
+		  $(RCU_SRCS:rcu/%.c=$(B)/hashtable/pic/rcu/%.o)
+
+HT_QSBR_LIB := $(B)/libht_qsbr.a
+HT_MEMB_LIB := $(B)/libht_memb.a
+RCUKV_LIB := $(B)/librcukv.a
+RCUKV_SO := $(B)/librcukv.so
+RCUKV_PC := $(B)/rcukv.pc
+
+$(B)/hashtable/qsbr/%.o: hashtable/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DRCU_FLAVOR_QSBR -c $< -o $@
+$(B)/hashtable/memb/%.o: hashtable/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DRCU_FLAVOR_MEMB -c $< -o $@
+$(B)/hashtable/pic/%.o: hashtable/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -DRCU_FLAVOR_MEMB -c $< -o $@
+$(B)/hashtable/pic/rcu/%.o: rcu/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(HT_QSBR_LIB): $(HT_QSBR_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(HT_MEMB_LIB): $(HT_MEMB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(RCUKV_LIB): $(RCUKV_OBJS) $(RCU_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(RCUKV_SO): $(RCUKV_PIC_OBJS) hashtable/rcukv.map
+	$(CC) -shared -Wl,-soname,librcukv.so.0 -Wl,--version-script=hashtable/rcukv.map \
+		-o $@ $(RCUKV_PIC_OBJS) $(LDFLAGS) $(JEMALLOC_LIBS)
+$(RCUKV_PC): rcukv.pc.in hashtable/hashtable.mk
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(HT_VERSION)|g' \
+	    -e 's|@LIBS_PRIVATE@|$(JEMALLOC_LIBS) -pthread|g' $< > $@
+
+ALL_BINS += $(HT_QSBR_LIB) $(HT_MEMB_LIB)
+
+# --- install (the top Makefile declares it phony) ---------------------------
+install: $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 hashtable/rcukv.h $(DESTDIR)$(PREFIX)/include/rcukv.h
+	install -m 644 $(RCUKV_LIB) $(DESTDIR)$(PREFIX)/lib/librcukv.a
+	install -m 755 $(RCUKV_SO) $(DESTDIR)$(PREFIX)/lib/librcukv.so.$(HT_VERSION)
+	ln -sf librcukv.so.$(HT_VERSION) $(DESTDIR)$(PREFIX)/lib/librcukv.so.0
+	ln -sf librcukv.so.0 $(DESTDIR)$(PREFIX)/lib/librcukv.so
+	install -m 644 $(RCUKV_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/rcukv.pc
+
+# --- tests ----------------------------------------------------------------------
+HT_TEST_CFLAGS = $(call pc,--cflags,cmocka)
+HT_TEST_LIBS = $(RCU_LIB) $(JEMALLOC_LIBS)
+
+$(B)/tests/hashtable/qsbr/%.o: tests/hashtable/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(HT_TEST_CFLAGS) -DRCU_FLAVOR_QSBR -c $< -o $@
+$(B)/tests/hashtable/memb/%.o: tests/hashtable/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(HT_TEST_CFLAGS) -DRCU_FLAVOR_MEMB -c $< -o $@
+
+$(B)/tests/hashtable/test_ht_qsbr: $(B)/tests/hashtable/qsbr/test_ht.o $(HT_QSBR_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(HT_QSBR_LIB) $(HT_TEST_LIBS) $(call pc,--libs,cmocka)
+$(B)/tests/hashtable/test_ht_memb: $(B)/tests/hashtable/memb/test_ht.o $(HT_MEMB_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(HT_MEMB_LIB) $(HT_TEST_LIBS) $(call pc,--libs,cmocka)
+$(B)/tests/hashtable/test_ht_torture_qsbr: $(B)/tests/hashtable/qsbr/test_ht_torture.o $(HT_QSBR_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(HT_QSBR_LIB) $(HT_TEST_LIBS)
+$(B)/tests/hashtable/test_ht_torture_memb: $(B)/tests/hashtable/memb/test_ht_torture.o $(HT_MEMB_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(HT_MEMB_LIB) $(HT_TEST_LIBS)
+
+# The example program, linked in-tree against librcukv.a.
+$(B)/examples/cache/cache: examples/cache/cache.c hashtable/rcukv.h $(RCUKV_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ihashtable -o $@ $< $(RCUKV_LIB) $(LDFLAGS) $(JEMALLOC_LIBS)
+
+HT_TESTS := $(B)/tests/hashtable/test_ht_qsbr $(B)/tests/hashtable/test_ht_memb
+TEST_BINS += $(HT_TESTS)
+ALL_BINS += $(HT_TESTS)
+# Installs into a temporary prefix and builds the example with pkg-config only.
+
+# --- benchmark --------------------------------------------------------------------
+$(B)/bench/bench_hashtable: bench/bench_hashtable.c $(HT_QSBR_LIB) $(RCU_LIB)
+	@mkdir -p $(dir $@)
+	$(call need_pc,liburcu-cds)
+	$(CC) $(CFLAGS) -DRCU_FLAVOR_QSBR $(call pc,--cflags,liburcu-qsbr liburcu-cds jemalloc) \
+		-o $@ $< $(HT_QSBR_LIB) $(RCU_LIB) $(LDFLAGS) \
+		$(call pc,--libs,liburcu-qsbr liburcu-cds) $(JEMALLOC_LIBS)
+.PHONY: bench-hashtable
+bench-hashtable: $(B)/bench/bench_hashtable
+	$(B)/bench/bench_hashtable

@@ -1,0 +1,1864 @@
+/*
+ * ht.c - the RCU hlist hash table (see ht.h for the API, the numbered ordering
+ * and progress guarantees, and who may call what).
+ *
+ * Compiled once per flavor: -DRCU_FLAVOR_QSBR or -DRCU_FLAVOR_MEMB selects
+ * what rcu_read_lock(), synchronize_rcu() and call_rcu() mean here.
+ *
+ * Layout.  struct ht points to the current bucket array (ht->tbl, RCU-protected)
+ * and to an array of lock stripes.  Stripe s protects every bucket whose index
+ * is congruent to s modulo the stripe count S, in every table size: all sizes
+ * are powers of two >= S, so a key's stripe (hash & (S-1)) never changes while
+ * the table grows or shrinks, and a bucket and its split/merge partners
+ * always share one stripe.
+ *
+ * Resize (relativistic, Triplett/McKenney/Walpole, USENIX ATC 2011).  One
+ * resize at a time (ht->resize_lock); the resizer never holds a stripe mutex
+ * while waiting for a grace period.  Each stripe has a state (stripe mutex):
+ *   NORMAL      plain hlist: pprev links valid, writers use the hlist_*_rcu
+ *               primitives on ht->tbl.
+ *   GROW_PREP   old table O (n buckets) still valid for readers; the new table
+ *               N (2n) has heads N[i], N[i+n] pointing into O[i]'s chain at the
+ *               first node of each destination.  Both views are complete.
+ *   GROW_UNZIP  N published and a grace period passed: no reader uses O.
+ *               N[i] and N[i+n] share interleaved tails that the unzip passes
+ *               separate, one run boundary per chain per grace period.
+ *   SHRINK_PREP O (2n) chains O[i] and O[i+n] are concatenated (tail of O[i]
+ *               points at O[i+n]'s first node); M[i] (n) points at the
+ *               combined chain.  Both views are complete.
+ * In every state but NORMAL, a node may be the target of several links, so
+ * pprev is meaningless; writers then work by "retargeting": for each head of
+ * the stripe-group ("the head set"), walk its path and repoint the one link
+ * that targets the node (ht_retarget()).  A delete repoints it to the node's
+ * next, a replace to the new node.  Neither ever changes a node's own next,
+ * so a reader standing on the node keeps its way forward, and neither makes
+ * a remaining node unreachable from any head: only the resizer's unzip steps
+ * shrink a path, and a grace period follows each pass of them.  When a stripe
+ * returns to NORMAL the resizer rebuilds the pprev links of its buckets.
+ *
+ * Worked example, grow of one old bucket O[1] (n = 4) holding a1 b1 a2 b2,
+ * where a* hash to new bucket 1 and b* to new bucket 5:
+ *   prep:    N[1] -> a1,  N[5] -> b1  (both into the chain a1 b1 a2 b2)
+ *   publish N, grace period (now no reader starts from O[1])
+ *   pass 1:  chain 1's first foreign link is a1->b1, owner a1, not on chain
+ *            5's path: a1->a2.  Chain 5's first foreign link is b1->a2, owner
+ *            b1, which IS on chain 1's path (a1 b1 ...) before this pass: wait.
+ *            Now  N[1]: a1 a2 b2,  N[5]: b1 a2 b2.   grace period
+ *   pass 2:  chain 1: a2->b2, owner a2 is on chain 5's path: wait.  chain 5:
+ *            b1->a2, owner b1 no longer on chain 1's path: b1->b2.
+ *            Now  N[1]: a1 a2 b2,  N[5]: b1 b2.      grace period
+ *   pass 3:  chain 1: a2->b2 (foreign run b2, then NULL): a2->NULL.  Done.
+ * A reader standing on b1 during pass 1 keeps b1->a2 and finds a2.  Each
+ * preconditions of a pass is evaluated before any link of the pass changes.
+ *
+ * Tortured by tests/hashtable/test_ht_torture.c (both flavors).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "rcu/rcu.h"
+#include "rcu/rculist.h"
+#include "hashtable/ht.h"
+
+#if !defined(RCU_FLAVOR_QSBR) && !defined(RCU_FLAVOR_MEMB)
+#error "build ht.c with -DRCU_FLAVOR_QSBR or -DRCU_FLAVOR_MEMB"
+#endif
+
+#define HT_DEFAULT_STRIPES 256u
+#define HT_MAX_BUCKETS ((size_t)1 << 31)
+#define HT_POISON_BYTE 0x6b
+
+/* Stripe states (struct ht_stripe.state). */
+enum { S_NORMAL, S_GROW_PREP, S_GROW_UNZIP, S_SHRINK_PREP };
+
+/* Abort on an impossible state or a failed pthread call. */
+#define ht_die(...) rcu_die(__VA_ARGS__)
+#define HT_CHECK(call)                                                       \
+	do {                                                                 \
+		int ht_check_rc_ = (call);                                   \
+		if (ht_check_rc_)                                            \
+			ht_die("%s: %s", #call, strerror(ht_check_rc_));     \
+	} while (0)
+
+struct ht_tbl {
+	size_t mask;              /* buckets - 1; immutable once published */
+	struct ht_tbl *flush_next; /* worker's list of flushed tables (wlock) */
+	struct hlist_head b[];    /* first: RCU-protected, stripe mutex for writes */
+};
+
+/*
+ * One writer lock and the counters of the buckets it protects.  Counters are
+ * written under @lock with relaxed atomic stores and summed by anyone.
+ */
+struct ht_stripe {
+	pthread_mutex_t lock;  /* nests inside nothing but ht->resize_lock */
+	int state;             /* S_*; lock */
+	_Atomic size_t count;  /* entries in this stripe's buckets */
+	_Atomic size_t expires; /* of which with an expiry */
+	_Atomic size_t bytes;  /* sum of ht_entry_size() */
+} __attribute__((aligned(64)));
+
+struct ht {
+	/* Read-mostly line: what every lookup touches. */
+	struct ht_tbl *tbl;    /* RCU-protected; written by the resizer and ht_flush()
+				* with resize_lock held (and, for flush, every stripe) */
+	uint64_t seed;         /* immutable */
+	struct ht_stripe *stripes; /* immutable pointer */
+	unsigned int nstripes; /* immutable, power of two */
+	int poison;            /* immutable: poison entries before freeing */
+	_Atomic uint32_t clock; /* access clock; relaxed */
+	int auto_resize;       /* immutable */
+
+	/* Resize state: written by the resizer with resize_lock held, before the
+	 * first stripe leaves NORMAL; read by writers under a stripe mutex whose
+	 * state is not NORMAL (the mutex orders the two). */
+	struct ht_tbl *rs_old, *rs_new;
+	pthread_mutex_t resize_lock; /* serializes resize, flush, validate */
+	_Atomic int resizing;
+	_Atomic size_t nbuckets; /* size of ht->tbl; written with tbl, relaxed */
+
+	/* Background thread: resizes and bulk frees.  All under wlock. */
+	pthread_mutex_t wlock;
+	pthread_cond_t wcond;
+	pthread_t worker;
+	int worker_started, worker_stop;
+	struct ht_tbl *flushed;    /* tables detached by ht_flush(), to free */
+	_Atomic int want_resize;   /* set by writers (relaxed hint), cleared by worker */
+
+	_Atomic size_t expire_cursor; /* ht_expire_cycle() position; relaxed */
+
+	_Atomic unsigned long st_grows, st_shrinks, st_passes, st_flushes, st_expired;
+};
+
+/* --- hashing and time -------------------------------------------------------- */
+
+static inline uint64_t ht_mum(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t ht_rd64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* A multiply-fold hash over 16-byte strides; constants are odd 64-bit values
+ * with well-mixed bits (the golden ratio and friends). */
+uint64_t ht_hash(const void *key, size_t len, uint64_t seed)
+{
+	static const uint64_t k0 = 0x9e3779b97f4a7c15ULL, k1 = 0xc2b2ae3d27d4eb4fULL,
+			      k2 = 0x165667b19e3779f9ULL, k3 = 0xd6e8feb86659fd93ULL;
+	const unsigned char *p = key;
+	uint64_t h = seed ^ ht_mum(len ^ k0, k1);
+	uint64_t t = 0;
+
+	while (len >= 16) {
+		h = ht_mum(ht_rd64(p) ^ k1, ht_rd64(p + 8) ^ h ^ k2);
+		p += 16;
+		len -= 16;
+	}
+	if (len >= 8) {
+		h = ht_mum(ht_rd64(p) ^ k2, h ^ k3);
+		p += 8;
+		len -= 8;
+	}
+	if (len)
+		memcpy(&t, p, len);
+	h = ht_mum(t ^ k3 ^ (uint64_t)len << 56, h ^ k0);
+	return ht_mum(h ^ k1, h ^ (h >> 29) ^ k2);
+}
+
+int64_t ht_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ht_clock_set(struct ht *ht, uint32_t clock)
+{
+	atomic_store_explicit(&ht->clock, clock, memory_order_relaxed);
+}
+
+/* --- entries ----------------------------------------------------------------- */
+
+static inline struct ht_entry *node_entry(struct hlist_node *n)
+{
+	return container_of(n, struct ht_entry, node);
+}
+
+static inline int e_has_expire(const struct ht_entry *e)
+{
+	return (e->klen & HT_E_HAS_EXPIRE) != 0;
+}
+
+/* Expired?  @now is fetched lazily: only entries with an expiry need it. */
+static inline int e_expired(const struct ht_entry *e, int64_t *now)
+{
+	if (!e_has_expire(e))
+		return 0;
+	if (!*now)
+		*now = ht_now_ms();
+	return ht_entry_expire(e) <= *now;
+}
+
+static inline int e_match(const struct ht_entry *e, uint32_t h, const void *key, size_t klen)
+{
+	return e->hash == h && ht_entry_klen(e) == klen &&
+	       memcmp(ht_entry_key(e), key, klen) == 0;
+}
+
+/* Build an unpublished entry; the value may be filled later through @valp. */
+static struct ht_entry *e_new(struct ht *ht, uint32_t h, const void *key, size_t klen,
+			      const void *val, size_t vlen, int64_t expire_ms, char **valp)
+{
+	int hx = expire_ms != HT_NO_EXPIRE;
+	struct ht_entry *e = malloc(sizeof(*e) + (hx ? 8 : 0) + klen + vlen);
+	char *p;
+
+	if (!e)
+		return NULL;
+	e->node.next = NULL;
+	e->node.pprev = NULL;
+	e->hash = h;
+	atomic_init(&e->access, atomic_load_explicit(&ht->clock, memory_order_relaxed));
+	e->klen = (uint32_t)klen | (hx ? HT_E_HAS_EXPIRE : 0);
+	e->vlen = (uint32_t)vlen;
+	p = e->data;
+	if (hx) {
+		memcpy(p, &expire_ms, 8);
+		p += 8;
+	}
+	memcpy(p, key, klen);
+	p += klen;
+	if (val && vlen)
+		memcpy(p, val, vlen);
+	if (valp)
+		*valp = p;
+	return e;
+}
+
+static void e_free_cb(struct rcu_head *head)
+{
+	free(container_of(head, struct ht_entry, rcu));
+}
+
+static void e_free_poison_cb(struct rcu_head *head)
+{
+	struct ht_entry *e = container_of(head, struct ht_entry, rcu);
+
+	memset(e, HT_POISON_BYTE, ht_entry_size(e));
+	free(e);
+}
+
+/* Free an entry no reader can reach any more (no grace period needed). */
+static void e_free_now(struct ht *ht, struct ht_entry *e)
+{
+	if (ht->poison)
+		memset(e, HT_POISON_BYTE, ht_entry_size(e));
+	free(e);
+}
+
+/*
+ * ht_entry_retire() - THE free path of an entry unlinked from the table.
+ * Which grace periods it waits for: the table's flavor (call_rcu), since only
+ * that flavor's readers reach entries today.  Issue 3 (flavor-safe free): when
+ * ht_scan_all() runs under an SRCU domain, this must also wait for an SRCU
+ * grace period of that domain (the batched deferred free of issue 3).
+ * Context: registered thread, holding no stripe mutex (memb's call_rcu may
+ * wait for the callback backlog outside a section).
+ */
+static void ht_entry_retire(struct ht *ht, struct ht_entry *e)
+{
+	call_rcu(&e->rcu, ht->poison ? e_free_poison_cb : e_free_cb);
+}
+
+/*
+ * ht_wait_readers() - the bulk counterpart of ht_entry_retire(): wait until no
+ * reader of any flavor that reaches the table can hold a reference taken
+ * before the call.  Issue 3: add synchronize_srcu() on the scan domain here.
+ * Context: outside any read-side section, no stripe mutex held.
+ */
+static void ht_wait_readers(struct ht *ht)
+{
+	(void)ht;
+	synchronize_rcu();
+}
+
+/* Entries unlinked under a stripe mutex wait here (linked through rcu.next,
+ * which is ours until call_rcu()) and are retired after the unlock. */
+struct retired {
+	struct rcu_head *first;
+};
+
+static inline void retire_later(struct retired *r, struct ht_entry *e)
+{
+	e->rcu.next = r->first;
+	r->first = &e->rcu;
+}
+
+static void retire_flush(struct ht *ht, struct retired *r)
+{
+	struct rcu_head *h = r->first, *nx;
+
+	for (; h; h = nx) {
+		nx = h->next;
+		ht_entry_retire(ht, container_of(h, struct ht_entry, rcu));
+	}
+	r->first = NULL;
+}
+
+/* --- tables, stripes ---------------------------------------------------------- */
+
+static struct ht_tbl *tbl_new(size_t nbuckets)
+{
+	struct ht_tbl *t = calloc(1, sizeof(*t) + nbuckets * sizeof(struct hlist_head));
+
+	if (t)
+		t->mask = nbuckets - 1;
+	return t;
+}
+
+static inline struct ht_stripe *stripe_of(struct ht *ht, uint32_t h)
+{
+	return &ht->stripes[h & (ht->nstripes - 1)];
+}
+
+static inline void ctr_add(_Atomic size_t *c, size_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+			      memory_order_relaxed);
+}
+
+static inline void ctr_sub(_Atomic size_t *c, size_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) - v,
+			      memory_order_relaxed);
+}
+
+static void stripe_account(struct ht_stripe *s, struct ht_entry *e, int sign)
+{
+	if (sign > 0) {
+		ctr_add(&s->count, 1);
+		ctr_add(&s->bytes, ht_entry_size(e));
+		if (e_has_expire(e))
+			ctr_add(&s->expires, 1);
+	} else {
+		ctr_sub(&s->count, 1);
+		ctr_sub(&s->bytes, ht_entry_size(e));
+		if (e_has_expire(e))
+			ctr_sub(&s->expires, 1);
+	}
+}
+
+static inline size_t tbl_size(const struct ht_tbl *t)
+{
+	return t->mask + 1;
+}
+
+/* --- background thread ------------------------------------------------------- */
+
+static void *ht_worker(void *arg);
+
+static void worker_kick(struct ht *ht)
+{
+	HT_CHECK(pthread_mutex_lock(&ht->wlock));
+	if (!ht->worker_started && !ht->worker_stop) {
+		if (pthread_create(&ht->worker, NULL, ht_worker, ht) == 0)
+			ht->worker_started = 1;
+	}
+	pthread_cond_signal(&ht->wcond);
+	HT_CHECK(pthread_mutex_unlock(&ht->wlock));
+}
+
+/* A writer's cheap check after changing stripe @s's count: this stripe's
+ * load suggests the whole table is over (or far under) its load factor.  The
+ * worker recounts exactly before resizing. */
+static void maybe_request_resize(struct ht *ht, struct ht_stripe *s)
+{
+	size_t per, c, nb;
+
+	if (!ht->auto_resize)
+		return;
+	nb = atomic_load_explicit(&ht->nbuckets, memory_order_relaxed);
+	per = nb / ht->nstripes; /* buckets per stripe */
+	c = atomic_load_explicit(&s->count, memory_order_relaxed);
+	if (c > per + 2 || (per > 1 && c < per / 8)) {
+		if (atomic_load_explicit(&ht->want_resize, memory_order_relaxed))
+			return;
+		if (nb >= HT_MAX_BUCKETS && c > per)
+			return;
+		atomic_store_explicit(&ht->want_resize, 1, memory_order_relaxed);
+		worker_kick(ht);
+	}
+}
+
+/* --- the write side's view of one key ------------------------------------------ */
+
+/* Where a key lives, for a writer holding the key's stripe mutex. */
+struct loc {
+	struct ht_stripe *s;
+	int state;
+	uint32_t h;
+	struct hlist_head *primary;   /* a head whose path holds every node of h */
+	struct hlist_head *heads[3];  /* the head set (zipped states) */
+	int nheads;
+	struct ht_entry *e;           /* the entry for the key, or NULL */
+};
+
+/* Fill @l for hash @h.  Context: stripe mutex of @h held. */
+static void loc_init(struct ht *ht, struct loc *l, uint32_t h)
+{
+	struct ht_tbl *t, *o, *n;
+	size_t i;
+
+	l->s = stripe_of(ht, h);
+	l->state = l->s->state;
+	l->h = h;
+	l->nheads = 0;
+	switch (l->state) {
+	case S_NORMAL:
+		t = rcu_dereference_protected(ht->tbl, "stripe mutex");
+		l->primary = &t->b[h & t->mask];
+		break;
+	case S_GROW_PREP:
+		o = ht->rs_old;
+		n = ht->rs_new;
+		i = h & o->mask;
+		l->primary = &o->b[i];
+		l->heads[0] = &o->b[i];
+		l->heads[1] = &n->b[i];
+		l->heads[2] = &n->b[i + tbl_size(o)];
+		l->nheads = 3;
+		break;
+	case S_GROW_UNZIP:
+		o = ht->rs_old;
+		n = ht->rs_new;
+		i = h & o->mask;
+		l->primary = &n->b[h & n->mask];
+		l->heads[0] = &n->b[i];
+		l->heads[1] = &n->b[i + tbl_size(o)];
+		l->nheads = 2;
+		break;
+	case S_SHRINK_PREP:
+		o = ht->rs_old; /* 2n */
+		n = ht->rs_new; /* n */
+		i = h & n->mask;
+		l->primary = &o->b[h & o->mask];
+		l->heads[0] = &o->b[i];
+		l->heads[1] = &o->b[i + tbl_size(n)];
+		l->heads[2] = &n->b[i];
+		l->nheads = 3;
+		break;
+	default:
+		ht_die("stripe state %d", l->state);
+	}
+}
+
+/* Find the key on the primary path (expired entries included). */
+static struct ht_entry *loc_find(struct loc *l, const void *key, size_t klen)
+{
+	struct hlist_node *n = rcu_dereference_protected(l->primary->first, "stripe mutex");
+
+	for (; n; n = rcu_dereference_protected(n->next, "stripe mutex")) {
+		struct ht_entry *e = node_entry(n);
+
+		if (e_match(e, l->h, key, klen))
+			return l->e = e;
+	}
+	return l->e = NULL;
+}
+
+/*
+ * ht_retarget() - on the path from @head, repoint the one link that targets
+ * @from (NULL: the path's end) to @to, skipping the link owned by @skip.
+ * Context: stripe mutex held.  Release store: @to may be a node just built;
+ * pairs with rcu_dereference() in the readers' walk.
+ */
+static void ht_retarget(struct hlist_head *head, struct hlist_node *from, struct hlist_node *to,
+			struct hlist_node *skip)
+{
+	struct hlist_node **slot = &head->first;
+
+	for (;;) {
+		struct hlist_node *cur = rcu_dereference_protected(*slot, "stripe mutex");
+
+		if (cur == from && !(skip && slot == &skip->next)) {
+			rcu_assign_pointer(*slot, to);
+			return;
+		}
+		if (!cur)
+			return;
+		slot = &cur->next;
+	}
+}
+
+/* Unlink l->e.  Context: stripe mutex held. */
+static void loc_remove(struct loc *l)
+{
+	struct ht_entry *e = l->e;
+	int i;
+
+	if (l->state == S_NORMAL) {
+		hlist_del_rcu(&e->node);
+	} else {
+		struct hlist_node *nx = rcu_dereference_protected(e->node.next, "stripe mutex");
+
+		for (i = 0; i < l->nheads; i++)
+			ht_retarget(l->heads[i], &e->node, nx, NULL);
+		e->node.pprev = RCU_LIST_POISON_PREV;
+	}
+	stripe_account(l->s, e, -1);
+	l->e = NULL;
+}
+
+/* Put @nu where l->e is.  Context: stripe mutex held. */
+static void loc_replace(struct loc *l, struct ht_entry *nu)
+{
+	struct ht_entry *e = l->e;
+	int i;
+
+	if (l->state == S_NORMAL) {
+		hlist_replace_rcu(&e->node, &nu->node);
+	} else {
+		nu->node.next = rcu_dereference_protected(e->node.next, "stripe mutex");
+		nu->node.pprev = NULL;
+		for (i = 0; i < l->nheads; i++)
+			ht_retarget(l->heads[i], &e->node, &nu->node, &nu->node);
+		e->node.pprev = RCU_LIST_POISON_PREV;
+	}
+	stripe_account(l->s, e, -1);
+	stripe_account(l->s, nu, 1);
+	l->e = nu;
+}
+
+/* Publish @nu for a key that has no entry.  Context: stripe mutex held. */
+static void loc_insert(struct ht *ht, struct loc *l, struct ht_entry *nu)
+{
+	struct hlist_node *t;
+	int i;
+
+	switch (l->state) {
+	case S_NORMAL:
+		hlist_add_head_rcu(&nu->node, l->primary);
+		break;
+	case S_GROW_PREP:
+		/* At the front of O[i] (old readers) and of N[dest]. */
+		t = rcu_dereference_protected(l->primary->first, "stripe mutex");
+		nu->node.next = t;
+		nu->node.pprev = NULL;
+		for (i = 0; i < l->nheads; i++)
+			ht_retarget(l->heads[i], t, &nu->node, &nu->node);
+		rcu_assign_pointer(ht->rs_new->b[l->h & ht->rs_new->mask].first, &nu->node);
+		break;
+	case S_GROW_UNZIP:
+		t = rcu_dereference_protected(l->primary->first, "stripe mutex");
+		nu->node.next = t;
+		nu->node.pprev = NULL;
+		rcu_assign_pointer(l->primary->first, &nu->node);
+		break;
+	case S_SHRINK_PREP:
+		/* At the front of O[dest]; every link into that front follows. */
+		t = rcu_dereference_protected(l->primary->first, "stripe mutex");
+		nu->node.next = t;
+		nu->node.pprev = NULL;
+		for (i = 0; i < l->nheads; i++)
+			ht_retarget(l->heads[i], t, &nu->node, &nu->node);
+		break;
+	default:
+		ht_die("stripe state %d", l->state);
+	}
+	stripe_account(l->s, nu, 1);
+	l->e = nu;
+}
+
+/* Lock the stripe of @h and locate the key; an expired entry is removed
+ * (lazy expiry) and l->e left NULL. */
+static void lock_find(struct ht *ht, struct loc *l, uint32_t h, const void *key, size_t klen,
+		      struct retired *r)
+{
+	int64_t now = 0;
+
+	HT_CHECK(pthread_mutex_lock(&stripe_of(ht, h)->lock));
+	loc_init(ht, l, h);
+	if (loc_find(l, key, klen) && e_expired(l->e, &now)) {
+		struct ht_entry *e = l->e;
+
+		loc_remove(l);
+		retire_later(r, e);
+		atomic_fetch_add_explicit(&ht->st_expired, 1, memory_order_relaxed);
+	}
+}
+
+static void unlock_retire(struct ht *ht, struct loc *l, struct retired *r, int counted)
+{
+	HT_CHECK(pthread_mutex_unlock(&l->s->lock));
+	retire_flush(ht, r);
+	if (counted)
+		maybe_request_resize(ht, l->s);
+}
+
+/*
+ * lock_blocking() - take a mutex that may be held across grace periods
+ * (resize_lock) or a thread join.  A QSBR thread that is online goes offline
+ * for the wait: the holder may be waiting for a grace period that needs this
+ * thread's quiescent state.  Callers hold no RCU reference (their contract).
+ */
+static int qsbr_offline_begin(void)
+{
+#if defined(RCU_FLAVOR_QSBR)
+	if (rcu_qsbr_reader_tls.link.registered &&
+	    atomic_load_explicit(&rcu_qsbr_reader_tls.ctr, memory_order_relaxed) != 0) {
+		rcu_qsbr_thread_offline();
+		return 1;
+	}
+#endif
+	return 0;
+}
+
+static void qsbr_offline_end(int was_online)
+{
+	if (was_online)
+		rcu_thread_online();
+}
+
+static void lock_blocking(pthread_mutex_t *m)
+{
+	int was;
+
+	if (pthread_mutex_trylock(m) == 0)
+		return;
+	was = qsbr_offline_begin();
+	HT_CHECK(pthread_mutex_lock(m));
+	qsbr_offline_end(was);
+}
+
+/* --- life cycle ---------------------------------------------------------------- */
+
+static size_t pow2_at_least(size_t v)
+{
+	size_t p = 1;
+
+	while (p < v && p < HT_MAX_BUCKETS)
+		p <<= 1;
+	return p;
+}
+
+struct ht *ht_new(const struct ht_options *opt)
+{
+	struct ht_options o = { 0 };
+	struct ht *ht;
+	unsigned int i;
+	size_t nb;
+
+	if (opt)
+		o = *opt;
+	if (!o.stripes)
+		o.stripes = HT_DEFAULT_STRIPES;
+	if (o.stripes & (o.stripes - 1) || o.stripes > (1u << 20)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	nb = pow2_at_least(o.initial_buckets);
+	if (nb < o.stripes)
+		nb = o.stripes;
+	ht = calloc(1, sizeof(*ht));
+	if (!ht)
+		return NULL;
+	ht->nstripes = o.stripes;
+	ht->auto_resize = !o.no_auto_resize;
+	ht->poison = o.poison_frees;
+	ht->seed = o.seed;
+	while (!ht->seed) {
+		if (getrandom(&ht->seed, sizeof(ht->seed), GRND_NONBLOCK) != sizeof(ht->seed))
+			ht->seed = (uint64_t)ht_now_ms() ^ (uint64_t)(uintptr_t)ht;
+	}
+	ht->stripes = aligned_alloc(64, sizeof(struct ht_stripe) * o.stripes);
+	ht->tbl = tbl_new(nb);
+	if (!ht->stripes || !ht->tbl) {
+		free(ht->stripes);
+		free(ht->tbl);
+		free(ht);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(ht->stripes, 0, sizeof(struct ht_stripe) * o.stripes);
+	atomic_init(&ht->nbuckets, nb);
+	for (i = 0; i < o.stripes; i++) {
+		HT_CHECK(pthread_mutex_init(&ht->stripes[i].lock, NULL));
+		ht->stripes[i].state = S_NORMAL;
+	}
+	HT_CHECK(pthread_mutex_init(&ht->resize_lock, NULL));
+	HT_CHECK(pthread_mutex_init(&ht->wlock, NULL));
+	HT_CHECK(pthread_cond_init(&ht->wcond, NULL));
+	return ht;
+}
+
+static void tbl_free_entries(struct ht *ht, struct ht_tbl *t)
+{
+	size_t i;
+
+	for (i = 0; i <= t->mask; i++) {
+		struct hlist_node *n = t->b[i].first, *nx;
+
+		for (; n; n = nx) {
+			nx = n->next;
+			e_free_now(ht, node_entry(n));
+		}
+	}
+	free(t);
+}
+
+void ht_free(struct ht *ht)
+{
+	int started;
+
+	if (!ht)
+		return;
+	HT_CHECK(pthread_mutex_lock(&ht->wlock));
+	ht->worker_stop = 1;
+	started = ht->worker_started;
+	pthread_cond_signal(&ht->wcond);
+	HT_CHECK(pthread_mutex_unlock(&ht->wlock));
+	if (started) {
+		int was = qsbr_offline_begin();
+
+		HT_CHECK(pthread_join(ht->worker, NULL));
+		qsbr_offline_end(was);
+	}
+	/* The worker frees what was flushed before it stops; anything left: */
+	while (ht->flushed) {
+		struct ht_tbl *t = ht->flushed;
+
+		ht->flushed = t->flush_next;
+		tbl_free_entries(ht, t);
+	}
+	/* Entries retired through call_rcu() must be freed before we return. */
+	rcu_barrier();
+	tbl_free_entries(ht, ht->tbl);
+	for (unsigned int i = 0; i < ht->nstripes; i++)
+		pthread_mutex_destroy(&ht->stripes[i].lock);
+	free(ht->stripes);
+	pthread_mutex_destroy(&ht->resize_lock);
+	pthread_mutex_destroy(&ht->wlock);
+	pthread_cond_destroy(&ht->wcond);
+	free(ht);
+}
+
+/* --- read side ------------------------------------------------------------------ */
+
+static inline void e_touch(struct ht *ht, const struct ht_entry *ce)
+{
+	struct ht_entry *e = (struct ht_entry *)ce;
+	uint32_t clk = atomic_load_explicit(&ht->clock, memory_order_relaxed);
+
+	/* Relaxed, and only when it changed: hot reads stay read-only. */
+	if (atomic_load_explicit(&e->access, memory_order_relaxed) != clk)
+		atomic_store_explicit(&e->access, clk, memory_order_relaxed);
+}
+
+static const struct ht_entry *find_rcu(struct ht *ht, uint32_t h, const void *key, size_t klen)
+{
+	struct ht_tbl *t = rcu_dereference(ht->tbl);
+	struct hlist_node *n = rcu_dereference(t->b[h & t->mask].first);
+
+	for (; n; n = rcu_dereference(n->next)) {
+		const struct ht_entry *e = node_entry(n);
+
+		if (e->hash == h && ht_entry_klen(e) == klen &&
+		    memcmp(ht_entry_key(e), key, klen) == 0) {
+			int64_t now = 0;
+
+			if (RCU_UNLIKELY(e_expired(e, &now)))
+				return NULL;
+			e_touch(ht, e);
+			return e;
+		}
+	}
+	return NULL;
+}
+
+const struct ht_entry *ht_find_rcu(struct ht *ht, const void *key, size_t klen)
+{
+	return find_rcu(ht, (uint32_t)ht_hash(key, klen, ht->seed), key, klen);
+}
+
+long long ht_get(struct ht *ht, const void *key, size_t klen, void *buf, size_t bufsize,
+		 int64_t *expire)
+{
+	const struct ht_entry *e;
+	long long ret = -ENOENT;
+
+	rcu_read_lock();
+	e = ht_find_rcu(ht, key, klen);
+	if (e) {
+		size_t n = e->vlen < bufsize ? e->vlen : bufsize;
+
+		if (n)
+			memcpy(buf, ht_entry_val(e), n);
+		if (expire)
+			*expire = ht_entry_expire(e);
+		ret = (long long)e->vlen;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+int ht_get_alloc(struct ht *ht, const void *key, size_t klen, void **val, size_t *vlen,
+		 int64_t *expire)
+{
+	const struct ht_entry *e;
+	int ret = -ENOENT;
+
+	rcu_read_lock();
+	e = ht_find_rcu(ht, key, klen);
+	if (e) {
+		char *p = malloc(e->vlen + 1);
+
+		if (!p) {
+			ret = -ENOMEM;
+		} else {
+			memcpy(p, ht_entry_val(e), e->vlen);
+			p[e->vlen] = 0;
+			*val = p;
+			if (vlen)
+				*vlen = e->vlen;
+			if (expire)
+				*expire = ht_entry_expire(e);
+			ret = 0;
+		}
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+int ht_exists(struct ht *ht, const void *key, size_t klen)
+{
+	int ret;
+
+	rcu_read_lock();
+	ret = ht_find_rcu(ht, key, klen) != NULL;
+	rcu_read_unlock();
+	return ret;
+}
+
+/* --- write side ------------------------------------------------------------------- */
+
+int ht_set(struct ht *ht, const void *key, size_t klen, const void *val, size_t vlen,
+	   int64_t expire_ms, unsigned int flags, const struct ht_entry **old)
+{
+	uint32_t h;
+	struct ht_entry *nu = NULL;
+	struct retired r = { NULL };
+	struct loc l;
+	int ret = 0, counted = 0;
+
+	if (old)
+		*old = NULL;
+	if (klen > HT_MAX_KEY_LEN || vlen > HT_MAX_VAL_LEN)
+		return -E2BIG;
+	if ((flags & (HT_SET_NX | HT_SET_XX)) == (HT_SET_NX | HT_SET_XX))
+		return -EINVAL;
+	h = (uint32_t)ht_hash(key, klen, ht->seed);
+	if (!(flags & HT_SET_KEEPTTL)) {
+		nu = e_new(ht, h, key, klen, val, vlen, expire_ms, NULL);
+		if (!nu)
+			return -ENOMEM;
+	}
+	lock_find(ht, &l, h, key, klen, &r);
+	if (old)
+		*old = l.e;
+	if ((flags & HT_SET_NX) && l.e) {
+		ret = -EEXIST;
+	} else if ((flags & HT_SET_XX) && !l.e) {
+		ret = -ENOENT;
+	} else {
+		if (!nu) {
+			nu = e_new(ht, h, key, klen, val, vlen,
+				   l.e ? ht_entry_expire(l.e) : HT_NO_EXPIRE, NULL);
+			if (!nu)
+				ret = -ENOMEM;
+		}
+		if (nu) {
+			if (l.e) {
+				struct ht_entry *e = l.e;
+
+				loc_replace(&l, nu);
+				retire_later(&r, e);
+			} else {
+				loc_insert(ht, &l, nu);
+				counted = 1;
+			}
+			nu = NULL;
+		}
+	}
+	unlock_retire(ht, &l, &r, counted);
+	free(nu);
+	return ret;
+}
+
+int ht_del(struct ht *ht, const void *key, size_t klen)
+{
+	uint32_t h = (uint32_t)ht_hash(key, klen, ht->seed);
+	struct retired r = { NULL };
+	struct loc l;
+	int ret = -ENOENT;
+
+	lock_find(ht, &l, h, key, klen, &r);
+	if (l.e) {
+		struct ht_entry *e = l.e;
+
+		loc_remove(&l);
+		retire_later(&r, e);
+		ret = 0;
+	}
+	unlock_retire(ht, &l, &r, 1);
+	return ret;
+}
+
+/* Replace l->e by a copy with expiry @x.  Context: stripe mutex held. */
+static int replace_expire(struct ht *ht, struct loc *l, int64_t x, struct retired *r)
+{
+	struct ht_entry *e = l->e;
+	struct ht_entry *nu = e_new(ht, e->hash, ht_entry_key(e), ht_entry_klen(e),
+				    ht_entry_val(e), e->vlen, x, NULL);
+
+	if (!nu)
+		return -ENOMEM;
+	atomic_store_explicit(&nu->access, ht_entry_access(e), memory_order_relaxed);
+	loc_replace(l, nu);
+	retire_later(r, e);
+	return 0;
+}
+
+int ht_expire_set(struct ht *ht, const void *key, size_t klen, int64_t expire_ms,
+		  unsigned int flags)
+{
+	uint32_t h = (uint32_t)ht_hash(key, klen, ht->seed);
+	struct retired r = { NULL };
+	struct loc l;
+	int ret;
+
+	if (expire_ms == HT_NO_EXPIRE)
+		return -EINVAL;
+	lock_find(ht, &l, h, key, klen, &r);
+	if (!l.e) {
+		ret = -ENOENT;
+	} else {
+		int64_t cur = ht_entry_expire(l.e);
+		int ok = 1;
+
+		if ((flags & HT_EXPIRE_NX) && cur != HT_NO_EXPIRE)
+			ok = 0;
+		if ((flags & HT_EXPIRE_XX) && cur == HT_NO_EXPIRE)
+			ok = 0;
+		/* No expiry counts as infinite: GT never holds, LT always does. */
+		if ((flags & HT_EXPIRE_GT) && (cur == HT_NO_EXPIRE || expire_ms <= cur))
+			ok = 0;
+		if ((flags & HT_EXPIRE_LT) && cur != HT_NO_EXPIRE && expire_ms >= cur)
+			ok = 0;
+		ret = ok ? replace_expire(ht, &l, expire_ms, &r) : 0;
+		if (ret == 0 && ok)
+			ret = 1;
+	}
+	unlock_retire(ht, &l, &r, 0);
+	return ret;
+}
+
+int ht_expire_get(struct ht *ht, const void *key, size_t klen, int64_t *expire_ms)
+{
+	const struct ht_entry *e;
+	int ret = -ENOENT;
+
+	rcu_read_lock();
+	e = ht_find_rcu(ht, key, klen);
+	if (e) {
+		*expire_ms = ht_entry_expire(e);
+		ret = 0;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+int ht_expire_clear(struct ht *ht, const void *key, size_t klen)
+{
+	uint32_t h = (uint32_t)ht_hash(key, klen, ht->seed);
+	struct retired r = { NULL };
+	struct loc l;
+	int ret;
+
+	lock_find(ht, &l, h, key, klen, &r);
+	if (!l.e)
+		ret = -ENOENT;
+	else if (!e_has_expire(l.e))
+		ret = 0;
+	else
+		ret = replace_expire(ht, &l, HT_NO_EXPIRE, &r) ?: 1;
+	unlock_retire(ht, &l, &r, 0);
+	return ret;
+}
+
+void *ht_rmw_alloc(struct ht_rmw *rm, size_t vlen)
+{
+	char *p;
+
+	free(rm->nu);
+	rm->nu = NULL;
+	if (vlen > HT_MAX_VAL_LEN)
+		return NULL;
+	/* The expiry slot follows rm->expire_ms as it is now; ht_rmw() fixes the
+	 * layout if the callback changes it afterwards. */
+	rm->nu = e_new(rm->ht, rm->hash, rm->key, rm->klen, NULL, vlen, rm->expire_ms, &p);
+	return rm->nu ? p : NULL;
+}
+
+/* Make @nu's expiry slot agree with @x (copying if the layout changes). */
+static struct ht_entry *e_with_expire(struct ht *ht, struct ht_entry *nu, int64_t x)
+{
+	struct ht_entry *e2;
+
+	if (e_has_expire(nu) == (x != HT_NO_EXPIRE)) {
+		if (x != HT_NO_EXPIRE)
+			memcpy(nu->data, &x, 8);
+		return nu;
+	}
+	e2 = e_new(ht, nu->hash, ht_entry_key(nu), ht_entry_klen(nu), ht_entry_val(nu), nu->vlen, x,
+		   NULL);
+	free(nu);
+	return e2;
+}
+
+int ht_rmw(struct ht *ht, const void *key, size_t klen, ht_rmw_fn fn, void *arg)
+{
+	uint32_t h;
+	struct retired r = { NULL };
+	struct ht_rmw rm;
+	struct loc l;
+	int ret, counted = 0;
+
+	if (klen > HT_MAX_KEY_LEN)
+		return -E2BIG;
+	h = (uint32_t)ht_hash(key, klen, ht->seed);
+	lock_find(ht, &l, h, key, klen, &r);
+	memset(&rm, 0, sizeof(rm));
+	rm.old = l.e;
+	rm.expire_ms = l.e ? ht_entry_expire(l.e) : HT_NO_EXPIRE;
+	rm.ht = ht;
+	rm.hash = h;
+	rm.key = key;
+	rm.klen = klen;
+	ret = fn(&rm, arg);
+	if (ret == HT_RMW_STORE) {
+		if (!rm.nu) {
+			ret = -EINVAL;
+		} else {
+			rm.nu = e_with_expire(ht, rm.nu, rm.expire_ms);
+			if (!rm.nu) {
+				ret = -ENOMEM;
+			} else if (l.e) {
+				struct ht_entry *e = l.e;
+
+				atomic_store_explicit(&rm.nu->access, ht_entry_access(e),
+						      memory_order_relaxed);
+				loc_replace(&l, rm.nu);
+				retire_later(&r, e);
+				rm.nu = NULL;
+			} else {
+				loc_insert(ht, &l, rm.nu);
+				rm.nu = NULL;
+				counted = 1;
+			}
+		}
+	} else if (ret == HT_RMW_DELETE) {
+		if (l.e) {
+			struct ht_entry *e = l.e;
+
+			loc_remove(&l);
+			retire_later(&r, e);
+			counted = 1;
+		}
+	}
+	unlock_retire(ht, &l, &r, counted);
+	free(rm.nu);
+	return ret;
+}
+
+/* --- transactions ------------------------------------------------------------------ */
+
+struct ht_txn {
+	struct ht *ht;
+	size_t n;
+	const void *const *keys;
+	const size_t *klens;
+	uint32_t *hashes;
+	struct retired r;
+	int counted;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Locate key @i (lazily expiring), with its stripe already locked. */
+static int txn_loc(struct ht_txn *tx, size_t i, struct loc *l)
+{
+	int64_t now = 0;
+
+	if (i >= tx->n)
+		return -EINVAL;
+	loc_init(tx->ht, l, tx->hashes[i]);
+	if (loc_find(l, tx->keys[i], tx->klens[i]) && e_expired(l->e, &now)) {
+		struct ht_entry *e = l->e;
+
+		loc_remove(l);
+		retire_later(&tx->r, e);
+		atomic_fetch_add_explicit(&tx->ht->st_expired, 1, memory_order_relaxed);
+	}
+	return 0;
+}
+
+const struct ht_entry *ht_txn_get(struct ht_txn *tx, size_t i)
+{
+	struct loc l;
+
+	if (txn_loc(tx, i, &l))
+		return NULL;
+	return l.e;
+}
+
+int ht_txn_set(struct ht_txn *tx, size_t i, const void *val, size_t vlen, int64_t expire_ms)
+{
+	struct ht_entry *nu;
+	struct loc l;
+
+	if (txn_loc(tx, i, &l))
+		return -EINVAL;
+	if (vlen > HT_MAX_VAL_LEN)
+		return -E2BIG;
+	nu = e_new(tx->ht, tx->hashes[i], tx->keys[i], tx->klens[i], val, vlen, expire_ms, NULL);
+	if (!nu)
+		return -ENOMEM;
+	if (l.e) {
+		struct ht_entry *e = l.e;
+
+		loc_replace(&l, nu);
+		retire_later(&tx->r, e);
+	} else {
+		loc_insert(tx->ht, &l, nu);
+		tx->counted = 1;
+	}
+	return 0;
+}
+
+int ht_txn_del(struct ht_txn *tx, size_t i)
+{
+	struct loc l;
+	struct ht_entry *e;
+
+	if (txn_loc(tx, i, &l))
+		return -EINVAL;
+	if (!l.e)
+		return -ENOENT;
+	e = l.e;
+	loc_remove(&l);
+	retire_later(&tx->r, e);
+	tx->counted = 1;
+	return 0;
+}
+
+int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens[],
+	   ht_txn_fn fn, void *arg)
+{
+	struct ht_txn tx;
+	uint32_t *st;
+	size_t i, ns = 0;
+	int ret;
+
+	if (n == 0 || n > HT_TXN_MAX_KEYS)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (klens[i] > HT_MAX_KEY_LEN)
+			return -E2BIG;
+	tx.hashes = malloc(n * sizeof(uint32_t) * 2);
+	if (!tx.hashes)
+		return -ENOMEM;
+	st = tx.hashes + n;
+	for (i = 0; i < n; i++) {
+		tx.hashes[i] = (uint32_t)ht_hash(keys[i], klens[i], ht->seed);
+		st[i] = tx.hashes[i] & (ht->nstripes - 1);
+	}
+	/* Lock order: ascending stripe index, each once. */
+	qsort(st, n, sizeof(*st), cmp_u32);
+	for (i = 0; i < n; i++)
+		if (i == 0 || st[i] != st[i - 1])
+			st[ns++] = st[i];
+	for (i = 0; i < ns; i++)
+		HT_CHECK(pthread_mutex_lock(&ht->stripes[st[i]].lock));
+	tx.ht = ht;
+	tx.n = n;
+	tx.keys = keys;
+	tx.klens = klens;
+	tx.r.first = NULL;
+	tx.counted = 0;
+	ret = fn(&tx, arg);
+	for (i = ns; i-- > 0;)
+		HT_CHECK(pthread_mutex_unlock(&ht->stripes[st[i]].lock));
+	retire_flush(ht, &tx.r);
+	if (tx.counted)
+		maybe_request_resize(ht, stripe_of(ht, tx.hashes[0]));
+	free(tx.hashes);
+	return ret;
+}
+
+/* --- whole table -------------------------------------------------------------------- */
+
+size_t ht_count(struct ht *ht)
+{
+	size_t c = 0;
+
+	for (unsigned int i = 0; i < ht->nstripes; i++)
+		c += atomic_load_explicit(&ht->stripes[i].count, memory_order_relaxed);
+	return c;
+}
+
+size_t ht_count_expires(struct ht *ht)
+{
+	size_t c = 0;
+
+	for (unsigned int i = 0; i < ht->nstripes; i++)
+		c += atomic_load_explicit(&ht->stripes[i].expires, memory_order_relaxed);
+	return c;
+}
+
+static void lock_all(struct ht *ht)
+{
+	for (unsigned int i = 0; i < ht->nstripes; i++)
+		HT_CHECK(pthread_mutex_lock(&ht->stripes[i].lock));
+}
+
+static void unlock_all(struct ht *ht)
+{
+	for (unsigned int i = ht->nstripes; i-- > 0;)
+		HT_CHECK(pthread_mutex_unlock(&ht->stripes[i].lock));
+}
+
+int ht_flush(struct ht *ht)
+{
+	struct ht_tbl *nt = tbl_new(ht->nstripes), *old;
+
+	if (!nt)
+		return -ENOMEM;
+	lock_blocking(&ht->resize_lock);
+	lock_all(ht);
+	old = rcu_dereference_protected(ht->tbl, "resize_lock and every stripe");
+	/* Release: publishes the empty buckets; pairs with find_rcu(). */
+	rcu_assign_pointer(ht->tbl, nt);
+	atomic_store_explicit(&ht->nbuckets, tbl_size(nt), memory_order_relaxed);
+	for (unsigned int i = 0; i < ht->nstripes; i++) {
+		struct ht_stripe *s = &ht->stripes[i];
+
+		atomic_store_explicit(&s->count, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->expires, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->bytes, 0, memory_order_relaxed);
+	}
+	unlock_all(ht);
+	HT_CHECK(pthread_mutex_unlock(&ht->resize_lock));
+	atomic_fetch_add_explicit(&ht->st_flushes, 1, memory_order_relaxed);
+	HT_CHECK(pthread_mutex_lock(&ht->wlock));
+	old->flush_next = ht->flushed;
+	ht->flushed = old;
+	HT_CHECK(pthread_mutex_unlock(&ht->wlock));
+	worker_kick(ht);
+	return 0;
+}
+
+static inline uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s ? *s : 0x2545f4914f6cdd1dULL;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+/* Live entries of bucket @i of @t that belong there; @pick-th one (or count). */
+static const struct ht_entry *bucket_pick(struct ht_tbl *t, size_t i, int volatile_only,
+					  uint64_t *seed)
+{
+	const struct ht_entry *chosen = NULL;
+	struct hlist_node *n = rcu_dereference(t->b[i].first);
+	int64_t now = 0;
+	size_t seen = 0;
+
+	for (; n; n = rcu_dereference(n->next)) {
+		const struct ht_entry *e = node_entry(n);
+
+		if ((e->hash & t->mask) != i || e_expired(e, &now))
+			continue;
+		if (volatile_only && !e_has_expire(e))
+			continue;
+		seen++;
+		if (xorshift(seed) % seen == 0) /* reservoir of one */
+			chosen = e;
+	}
+	return chosen;
+}
+
+const struct ht_entry *ht_random_rcu(struct ht *ht, uint64_t *seed)
+{
+	struct ht_tbl *t = rcu_dereference(ht->tbl);
+	size_t start = (size_t)xorshift(seed) & t->mask, i;
+
+	for (i = 0; i <= t->mask; i++) {
+		const struct ht_entry *e = bucket_pick(t, (start + i) & t->mask, 0, seed);
+
+		if (e)
+			return e;
+	}
+	return NULL;
+}
+
+size_t ht_sample_rcu(struct ht *ht, const struct ht_entry **out, size_t n, int volatile_only,
+		     uint64_t *seed)
+{
+	struct ht_tbl *t = rcu_dereference(ht->tbl);
+	size_t got = 0, tries;
+
+	for (tries = 0; got < n && tries < n * 16 + 64; tries++) {
+		const struct ht_entry *e =
+			bucket_pick(t, (size_t)xorshift(seed) & t->mask, volatile_only, seed);
+
+		if (e)
+			out[got++] = e;
+	}
+	return got;
+}
+
+static inline uint64_t rev64(uint64_t v)
+{
+	v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
+	v = ((v >> 2) & 0x3333333333333333ULL) | ((v & 0x3333333333333333ULL) << 2);
+	v = ((v >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((v & 0x0f0f0f0f0f0f0f0fULL) << 4);
+	return __builtin_bswap64(v);
+}
+
+/*
+ * One scan step.  The cursor counts in reverse binary over the table's mask:
+ * increment the bit-reversed cursor with all bits above the mask set.  Worked
+ * example with 8 buckets (mask 7): 0 -> 4 -> 2 -> 6 -> 1 -> 5 -> 3 -> 7 -> 0.
+ * Suppose the table grows to 16 after bucket 6 was visited: buckets 0, 4, 2,
+ * 6 of the small table were exactly the large table's 0/8, 4/12, 2/10, 6/14,
+ * and the cursor continues at 1 (reversed 4-bit order: 1, 9, 5, 13, ...),
+ * skipping none of the unvisited ones.  After a shrink from 16 to 8, the
+ * cursor keeps the bits above the smaller mask out of the next value, so a
+ * small bucket visited again covers its large-table halves (some keys twice,
+ * none missed).  Entries are reported only in the bucket their hash selects
+ * (a chain being unzipped also holds its partner's nodes).
+ */
+static uint64_t scan_step(struct ht *ht, uint64_t v, size_t min_entries, ht_scan_fn fn,
+			  void *arg, int *stop)
+{
+	struct ht_tbl *t = rcu_dereference(ht->tbl);
+	uint64_t m = t->mask;
+	size_t reported = 0, buckets = 0, max_buckets = min_entries * 10 + 1;
+	int64_t now = 0;
+
+	do {
+		size_t i = (size_t)(v & m);
+		struct hlist_node *n = rcu_dereference(t->b[i].first);
+
+		for (; n; n = rcu_dereference(n->next)) {
+			const struct ht_entry *e = node_entry(n);
+
+			if ((e->hash & m) != i || e_expired(e, &now))
+				continue;
+			reported++;
+			if (!*stop)
+				*stop = fn(e, arg);
+		}
+		buckets++;
+		v |= ~m;
+		v = rev64(v);
+		v++;
+		v = rev64(v);
+	} while (v && !*stop && reported < min_entries && buckets < max_buckets);
+	return v;
+}
+
+uint64_t ht_scan_rcu(struct ht *ht, uint64_t cursor, size_t min_entries, ht_scan_fn fn,
+		     void *arg)
+{
+	int stop = 0;
+
+	return scan_step(ht, cursor, min_entries ? min_entries : 1, fn, arg, &stop);
+}
+
+int ht_scan_all(struct ht *ht, ht_scan_fn fn, void *arg)
+{
+	uint64_t v = 0;
+	int stop = 0;
+
+	do {
+		rcu_read_lock();
+		v = scan_step(ht, v, 64, fn, arg, &stop);
+		rcu_read_unlock();
+		/* QSBR: no reference survives the step; let grace periods end. */
+		rcu_quiescent_state();
+	} while (v && !stop);
+	return stop;
+}
+
+/* Remove the key of @e if its entry is still the expired one. */
+static int del_if_expired(struct ht *ht, const struct ht_entry *e)
+{
+	struct retired r = { NULL };
+	struct loc l;
+	int64_t now = 0;
+	int done = 0;
+
+	HT_CHECK(pthread_mutex_lock(&stripe_of(ht, e->hash)->lock));
+	loc_init(ht, &l, e->hash);
+	if (loc_find(&l, ht_entry_key(e), ht_entry_klen(e)) && e_expired(l.e, &now)) {
+		struct ht_entry *x = l.e;
+
+		loc_remove(&l);
+		retire_later(&r, x);
+		atomic_fetch_add_explicit(&ht->st_expired, 1, memory_order_relaxed);
+		done = 1;
+	}
+	unlock_retire(ht, &l, &r, done);
+	return done;
+}
+
+size_t ht_expire_cycle(struct ht *ht, size_t max_samples, size_t max_buckets, size_t *sampled,
+		       size_t *expired)
+{
+	size_t ns = 0, nx = 0, nb = 0, pos;
+	int64_t now = ht_now_ms();
+
+	if (ht_count_expires(ht) == 0) {
+		if (sampled)
+			*sampled = 0;
+		if (expired)
+			*expired = 0;
+		return 0;
+	}
+	if (!max_buckets)
+		max_buckets = max_samples * 20 + 1;
+	pos = atomic_load_explicit(&ht->expire_cursor, memory_order_relaxed);
+	rcu_read_lock();
+	while (ns < max_samples && nb < max_buckets) {
+		struct ht_tbl *t = rcu_dereference(ht->tbl);
+		size_t i = pos & t->mask;
+		struct hlist_node *n = rcu_dereference(t->b[i].first);
+
+		for (; n; n = rcu_dereference(n->next)) {
+			const struct ht_entry *e = node_entry(n);
+
+			if (!e_has_expire(e) || (e->hash & t->mask) != i)
+				continue;
+			ns++;
+			/* @e stays valid: we are inside a read-side section. */
+			if (ht_entry_expire(e) <= now && del_if_expired(ht, e))
+				nx++;
+		}
+		pos = i + 1;
+		nb++;
+	}
+	rcu_read_unlock();
+	atomic_store_explicit(&ht->expire_cursor, pos, memory_order_relaxed);
+	if (sampled)
+		*sampled = ns;
+	if (expired)
+		*expired = nx;
+	return nx;
+}
+
+/* --- resize --------------------------------------------------------------------------- */
+
+/* Rebuild the pprev links of bucket @b.  Context: stripe mutex held. */
+static void fix_pprev(struct hlist_head *b)
+{
+	struct hlist_node **prev = &b->first, *n;
+
+	for (n = *prev; n; n = n->next) {
+		n->pprev = prev;
+		prev = &n->next;
+	}
+}
+
+/* Is @x on the path from @head?  Context: stripe mutex held. */
+static int on_path(struct hlist_head *head, struct hlist_node *x)
+{
+	struct hlist_node *n = rcu_dereference_protected(head->first, "stripe mutex");
+
+	for (; n; n = rcu_dereference_protected(n->next, "stripe mutex"))
+		if (n == x)
+			return 1;
+	return 0;
+}
+
+/* The first link on chain @dest's path that targets a foreign node, and the
+ * next own node after that foreign run. */
+struct unzip_fix {
+	struct hlist_node **slot; /* NULL: the chain is clean */
+	struct hlist_node *owner; /* node owning @slot, NULL for the head */
+	struct hlist_node *target;
+};
+
+static void unzip_find(struct hlist_head *head, size_t dest, size_t mask, struct unzip_fix *f)
+{
+	struct hlist_node **slot = &head->first, *n, *owner = NULL;
+
+	f->slot = NULL;
+	for (;;) {
+		n = rcu_dereference_protected(*slot, "stripe mutex");
+		if (!n)
+			return;
+		if ((node_entry(n)->hash & mask) != dest)
+			break;
+		owner = n;
+		slot = &n->next;
+	}
+	while (n && (node_entry(n)->hash & mask) != dest)
+		n = rcu_dereference_protected(n->next, "stripe mutex");
+	f->slot = slot;
+	f->owner = owner;
+	f->target = n;
+}
+
+/* One unzip pass over stripe @si.  Returns 1 if some chain is still zipped. */
+static int unzip_pass(struct ht *ht, unsigned int si, int *changed)
+{
+	struct ht_tbl *o = ht->rs_old, *n = ht->rs_new;
+	size_t osz = tbl_size(o), i;
+	int pending = 0;
+
+	for (i = si; i < osz; i += ht->nstripes) {
+		struct hlist_head *ha = &n->b[i], *hb = &n->b[i + osz];
+		struct unzip_fix fa, fb;
+		int oka, okb;
+
+		unzip_find(ha, i, n->mask, &fa);
+		unzip_find(hb, i + osz, n->mask, &fb);
+		/* Preconditions first, against the state before this pass. */
+		oka = fa.slot && (!fa.owner || !on_path(hb, fa.owner));
+		okb = fb.slot && (!fb.owner || !on_path(ha, fb.owner));
+		if (oka) {
+			/* Release for symmetry with the readers' consume loads;
+			 * fa.target is already reachable. */
+			rcu_assign_pointer(*fa.slot, fa.target);
+			*changed = 1;
+		}
+		if (okb) {
+			rcu_assign_pointer(*fb.slot, fb.target);
+			*changed = 1;
+		}
+		if ((fa.slot && (!oka || fa.target)) || (fb.slot && (!okb || fb.target)))
+			pending = 1;
+	}
+	return pending;
+}
+
+static int ht_grow(struct ht *ht)
+{
+	struct ht_tbl *o = rcu_dereference_protected(ht->tbl, "resize_lock");
+	size_t osz = tbl_size(o), i;
+	struct ht_tbl *n;
+	unsigned int si;
+	int pending;
+
+	if (osz >= HT_MAX_BUCKETS)
+		return 0;
+	n = tbl_new(osz * 2);
+	if (!n)
+		return -ENOMEM;
+	ht->rs_old = o;
+	ht->rs_new = n;
+	/* Prep: point the new heads into the old chains, stripe by stripe. */
+	for (si = 0; si < ht->nstripes; si++) {
+		struct ht_stripe *s = &ht->stripes[si];
+
+		HT_CHECK(pthread_mutex_lock(&s->lock));
+		for (i = si; i < osz; i += ht->nstripes) {
+			struct hlist_node *x = o->b[i].first;
+			int found_a = 0, found_b = 0;
+
+			for (; x && !(found_a && found_b); x = x->next) {
+				size_t d = node_entry(x)->hash & n->mask;
+
+				if (d == i && !found_a) {
+					n->b[i].first = x; /* n is not yet published */
+					found_a = 1;
+				} else if (d != i && !found_b) {
+					n->b[i + osz].first = x;
+					found_b = 1;
+				}
+			}
+		}
+		s->state = S_GROW_PREP;
+		HT_CHECK(pthread_mutex_unlock(&s->lock));
+	}
+	/* Release: publishes the new heads; pairs with find_rcu()'s load of tbl. */
+	rcu_assign_pointer(ht->tbl, n);
+	atomic_store_explicit(&ht->nbuckets, tbl_size(n), memory_order_relaxed);
+	ht_wait_readers(ht); /* no reader starts from o any more */
+	for (si = 0; si < ht->nstripes; si++) {
+		HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
+		ht->stripes[si].state = S_GROW_UNZIP;
+		HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
+	}
+	do {
+		int changed = 0;
+
+		pending = 0;
+		for (si = 0; si < ht->nstripes; si++) {
+			HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
+			pending |= unzip_pass(ht, si, &changed);
+			HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
+		}
+		/* A reader may still stand on a node whose link we just moved. */
+		if (changed || pending) {
+			ht_wait_readers(ht);
+			atomic_fetch_add_explicit(&ht->st_passes, 1, memory_order_relaxed);
+		}
+	} while (pending);
+	for (si = 0; si < ht->nstripes; si++) {
+		HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
+		for (i = si; i < tbl_size(n); i += ht->nstripes)
+			fix_pprev(&n->b[i]);
+		ht->stripes[si].state = S_NORMAL;
+		HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
+	}
+	ht->rs_old = ht->rs_new = NULL;
+	free(o); /* unreachable since the grace period after publication */
+	atomic_fetch_add_explicit(&ht->st_grows, 1, memory_order_relaxed);
+	return 0;
+}
+
+static int ht_shrink(struct ht *ht)
+{
+	struct ht_tbl *o = rcu_dereference_protected(ht->tbl, "resize_lock");
+	size_t nsz = tbl_size(o) / 2, i;
+	struct ht_tbl *n;
+	unsigned int si;
+
+	if (nsz < ht->nstripes)
+		return 0;
+	n = tbl_new(nsz);
+	if (!n)
+		return -ENOMEM;
+	ht->rs_old = o;
+	ht->rs_new = n;
+	for (si = 0; si < ht->nstripes; si++) {
+		struct ht_stripe *s = &ht->stripes[si];
+
+		HT_CHECK(pthread_mutex_lock(&s->lock));
+		for (i = si; i < nsz; i += ht->nstripes) {
+			struct hlist_node **slot = &o->b[i].first, *x;
+			struct hlist_node *b = o->b[i + nsz].first;
+
+			/* Zip: the tail of O[i] links to O[i+n]'s first node.
+			 * Relaxed: b is already published through O[i+n]. */
+			while ((x = *slot))
+				slot = &x->next;
+			if (b)
+				RCU_LIST_WRITE_ONCE(*slot, b);
+			n->b[i].first = o->b[i].first ? o->b[i].first : b; /* unpublished */
+		}
+		s->state = S_SHRINK_PREP;
+		HT_CHECK(pthread_mutex_unlock(&s->lock));
+	}
+	rcu_assign_pointer(ht->tbl, n);
+	atomic_store_explicit(&ht->nbuckets, nsz, memory_order_relaxed);
+	ht_wait_readers(ht); /* no reader starts from o any more */
+	for (si = 0; si < ht->nstripes; si++) {
+		HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
+		for (i = si; i < nsz; i += ht->nstripes)
+			fix_pprev(&n->b[i]);
+		ht->stripes[si].state = S_NORMAL;
+		HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
+	}
+	ht->rs_old = ht->rs_new = NULL;
+	free(o);
+	atomic_fetch_add_explicit(&ht->st_shrinks, 1, memory_order_relaxed);
+	return 0;
+}
+
+int ht_resize(struct ht *ht, size_t nbuckets)
+{
+	size_t target = pow2_at_least(nbuckets);
+	int ret = 0;
+
+	if (target < ht->nstripes)
+		target = ht->nstripes;
+	lock_blocking(&ht->resize_lock);
+	atomic_store_explicit(&ht->resizing, 1, memory_order_relaxed);
+	for (;;) {
+		size_t cur = tbl_size(rcu_dereference_protected(ht->tbl, "resize_lock"));
+
+		if (cur < target)
+			ret = ht_grow(ht);
+		else if (cur > target)
+			ret = ht_shrink(ht);
+		else
+			break;
+		if (ret)
+			break;
+	}
+	atomic_store_explicit(&ht->resizing, 0, memory_order_relaxed);
+	HT_CHECK(pthread_mutex_unlock(&ht->resize_lock));
+	return ret;
+}
+
+/* Load factor policy: grow past 1 entry per bucket, shrink under 1/8. */
+static void auto_resize(struct ht *ht)
+{
+	for (;;) {
+		size_t c = ht_count(ht);
+		size_t nb = atomic_load_explicit(&ht->nbuckets, memory_order_relaxed);
+		size_t want = nb;
+
+		if (c > nb && nb < HT_MAX_BUCKETS)
+			want = nb * 2;
+		else if (c < nb / 8 && nb > ht->nstripes)
+			want = nb / 2;
+		if (want == nb || ht_resize(ht, want))
+			return;
+		HT_CHECK(pthread_mutex_lock(&ht->wlock));
+		int stop = ht->worker_stop;
+		HT_CHECK(pthread_mutex_unlock(&ht->wlock));
+		if (stop)
+			return;
+	}
+}
+
+static void *ht_worker(void *arg)
+{
+	struct ht *ht = arg;
+
+	HT_CHECK(pthread_mutex_lock(&ht->wlock));
+	for (;;) {
+		struct ht_tbl *fl = ht->flushed;
+
+		if (fl) {
+			ht->flushed = NULL;
+			HT_CHECK(pthread_mutex_unlock(&ht->wlock));
+			ht_wait_readers(ht);
+			while (fl) {
+				struct ht_tbl *nx = fl->flush_next;
+
+				tbl_free_entries(ht, fl);
+				fl = nx;
+			}
+			HT_CHECK(pthread_mutex_lock(&ht->wlock));
+			continue;
+		}
+		if (ht->worker_stop)
+			break;
+		if (atomic_exchange_explicit(&ht->want_resize, 0, memory_order_relaxed)) {
+			HT_CHECK(pthread_mutex_unlock(&ht->wlock));
+			auto_resize(ht);
+			HT_CHECK(pthread_mutex_lock(&ht->wlock));
+			continue;
+		}
+		HT_CHECK(pthread_cond_wait(&ht->wcond, &ht->wlock));
+	}
+	HT_CHECK(pthread_mutex_unlock(&ht->wlock));
+	return NULL;
+}
+
+/* --- statistics, validation --------------------------------------------------------- */
+
+void ht_stats(struct ht *ht, struct ht_stats *st)
+{
+	size_t b = 0;
+
+	memset(st, 0, sizeof(*st));
+	for (unsigned int i = 0; i < ht->nstripes; i++) {
+		st->count += atomic_load_explicit(&ht->stripes[i].count, memory_order_relaxed);
+		st->expires += atomic_load_explicit(&ht->stripes[i].expires, memory_order_relaxed);
+		b += atomic_load_explicit(&ht->stripes[i].bytes, memory_order_relaxed);
+	}
+	st->entry_bytes = b;
+	st->buckets = atomic_load_explicit(&ht->nbuckets, memory_order_relaxed);
+	st->grows = atomic_load_explicit(&ht->st_grows, memory_order_relaxed);
+	st->shrinks = atomic_load_explicit(&ht->st_shrinks, memory_order_relaxed);
+	st->unzip_passes = atomic_load_explicit(&ht->st_passes, memory_order_relaxed);
+	st->flushes = atomic_load_explicit(&ht->st_flushes, memory_order_relaxed);
+	st->expired = atomic_load_explicit(&ht->st_expired, memory_order_relaxed);
+	st->resizing = atomic_load_explicit(&ht->resizing, memory_order_relaxed);
+}
+
+int ht_validate(struct ht *ht)
+{
+	struct ht_tbl *t;
+	size_t i, *cnt, *exp, *bytes;
+	int bad = 0;
+
+	cnt = calloc(ht->nstripes * 3, sizeof(size_t));
+	if (!cnt)
+		return -ENOMEM;
+	exp = cnt + ht->nstripes;
+	bytes = exp + ht->nstripes;
+	lock_blocking(&ht->resize_lock);
+	lock_all(ht);
+	t = rcu_dereference_protected(ht->tbl, "every stripe");
+	for (i = 0; i <= t->mask && bad < 10; i++) {
+		struct hlist_node **prev = &t->b[i].first, *n;
+		size_t len = 0;
+
+		for (n = *prev; n; prev = &n->next, n = n->next) {
+			struct ht_entry *e = node_entry(n);
+			size_t s = e->hash & (ht->nstripes - 1);
+
+			if ((e->hash & t->mask) != i) {
+				fprintf(stderr, "ht_validate: bucket %zu holds hash %08x\n", i, e->hash);
+				bad++;
+			}
+			if (n->pprev != prev) {
+				fprintf(stderr, "ht_validate: bucket %zu: bad pprev\n", i);
+				bad++;
+			}
+			if (++len > 100000000) {
+				fprintf(stderr, "ht_validate: bucket %zu: cycle\n", i);
+				bad++;
+				break;
+			}
+			cnt[s]++;
+			bytes[s] += ht_entry_size(e);
+			if (e_has_expire(e))
+				exp[s]++;
+		}
+	}
+	for (i = 0; i < ht->nstripes && !bad; i++) {
+		struct ht_stripe *s = &ht->stripes[i];
+
+		if (s->state != S_NORMAL || cnt[i] != atomic_load(&s->count) ||
+		    exp[i] != atomic_load(&s->expires) || bytes[i] != atomic_load(&s->bytes)) {
+			fprintf(stderr, "ht_validate: stripe %zu: counters %zu/%zu/%zu, linked %zu/%zu/%zu\n",
+				i, atomic_load(&s->count), atomic_load(&s->expires),
+				atomic_load(&s->bytes), cnt[i], exp[i], bytes[i]);
+			bad++;
+		}
+	}
+	unlock_all(ht);
+	HT_CHECK(pthread_mutex_unlock(&ht->resize_lock));
+	free(cnt);
+	return bad ? -EUCLEAN : 0;
+}

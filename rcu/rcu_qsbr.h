@@ -26,6 +26,10 @@
 
 struct rcu_qsbr_reader {
 	_Atomic unsigned long ctr;      /* see above */
+	/* Set by call_rcu() when this thread's backlog is over its limit, so
+	 * that the next quiescent state takes the slow path and waits there.
+	 * Owner thread only. */
+	_Atomic unsigned int throttle;
 	unsigned int nest;              /* read_lock nesting, checked by RCU_DEBUG */
 	struct rcu_reader_link link;
 };
@@ -58,15 +62,17 @@ void rcu_qsbr_unregister_thread(void);
 /**
  * rcu_qsbr_quiescent_state() - report that this thread holds no RCU reference.
  * Context: registered, online thread.  Costs a load and a compare unless a
- * grace period is waiting for this thread; then a fence and perhaps a wake-up.
- * May block only when this thread's call_rcu() backlog is over its limit.
+ * grace period is waiting for this thread (then a fence and perhaps a wake-up)
+ * or its call_rcu() backlog is over its limit (then it waits, offline, until
+ * the backlog halves).
  */
 static inline void rcu_qsbr_quiescent_state(void)
 {
+	struct rcu_qsbr_reader *r = &rcu_qsbr_reader_tls;
 	unsigned long gp = atomic_load_explicit(&rcu_qsbr_gp.ctr, memory_order_relaxed);
 
-	if (RCU_LIKELY(gp == atomic_load_explicit(&rcu_qsbr_reader_tls.ctr,
-						  memory_order_relaxed)))
+	if (RCU_LIKELY(gp == atomic_load_explicit(&r->ctr, memory_order_relaxed)) &&
+	    RCU_LIKELY(!atomic_load_explicit(&r->throttle, memory_order_relaxed)))
 		return;
 	rcu_qsbr_quiescent_state_slow(gp);
 }

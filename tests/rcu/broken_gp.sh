@@ -10,7 +10,7 @@ pass=0; fail=0
 make -s BROKEN_GP=1 build/release-brokengp/tests/rcu/test_torture_qsbr \
 	build/release-brokengp/tests/rcu/test_torture_memb >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 for f in qsbr memb; do
-  out=$(TORTURE_SECONDS=1 timeout 120 build/release-brokengp/tests/rcu/test_torture_$f 2>&1)
+  out=$(TORTURE_SECONDS=1 timeout 60 build/release-brokengp/tests/rcu/test_torture_$f 2>&1)
   rc=$?
   echo "$out" | grep '^torture'
   if [ $rc != 0 ] && echo "$out" | grep -q 'FAIL: readers saw no freed or stale element'; then

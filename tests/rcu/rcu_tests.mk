@@ -15,4 +15,4 @@ $(B)/tests/rcu/test_rcu_%: $(B)/tests/rcu/test_rcu_%.o $(RCU_LIB)
 
 TEST_BINS += $(B)/tests/rcu/test_rcu_qsbr $(B)/tests/rcu/test_rcu_memb \
 	     $(B)/tests/rcu/test_torture_qsbr $(B)/tests/rcu/test_torture_memb
-TEST_SCRIPTS += tests/rcu/broken_gp.sh
+TEST_SCRIPTS += tests/rcu/memb_fallback.sh tests/rcu/broken_gp.sh

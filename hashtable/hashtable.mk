@@ -91,7 +91,8 @@ $(B)/examples/cache/cache: examples/cache/cache.c hashtable/rcukv.h $(RCUKV_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ihashtable -o $@ $< $(RCUKV_LIB) $(LDFLAGS) $(JEMALLOC_LIBS)
 
-HT_TESTS := $(B)/tests/hashtable/test_ht_qsbr $(B)/tests/hashtable/test_ht_memb
+HT_TESTS := $(B)/tests/hashtable/test_ht_qsbr $(B)/tests/hashtable/test_ht_memb \
+	    $(B)/tests/hashtable/test_ht_torture_qsbr $(B)/tests/hashtable/test_ht_torture_memb
 TEST_BINS += $(HT_TESTS)
 ALL_BINS += $(HT_TESTS)
 # Installs into a temporary prefix and builds the example with pkg-config only.

@@ -548,10 +548,15 @@ static int load_series(const char *path, struct series *s)
 		s->val[s->n] = strtod(end + 1, &end);
 		s->n++;
 		p = end;
-		while (*p == ' ' || *p == ']')
+		while (*p == ' ')
+			p++;
+		if (*p != ']')
+			break;
+		p++;
+		while (*p == ' ')
 			p++;
 		if (*p != ',')
-			break;
+			break;  /* "]]": the end of the curve */
 	}
 	const char *ts = after_key(t, "throughput_series");
 	s->interval = ts ? num_at(ts, "interval_s", 0.1) : 0.1;

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -329,18 +330,21 @@ static int command_mode(struct cli_opts *o, int argc, char **argv)
 
 /* ---- line and interactive modes ---- */
 
+/* "host:port> ", "host:port[db]> ", "redis /path.sock> ", or "not connected> ". */
 static void make_prompt(char *p, size_t n, const struct cli_opts *o, int connected)
 {
-	if (!connected)
+	char db[24] = "";
+
+	if (!connected) {
 		snprintf(p, n, "not connected> ");
-	else if (o->c.socket)
-		snprintf(p, n, "%s%s> ", o->c.socket, "");
+		return;
+	}
+	if (o->c.db)
+		snprintf(db, sizeof(db), "[%d]", o->c.db);
+	if (o->c.socket)
+		snprintf(p, n, "redis %s%s> ", o->c.socket, db);
 	else
-		snprintf(p, n, "%s:%d", o->c.host, o->c.port);
-	if (connected && o->c.db)
-		snprintf(p + strlen(p), n - strlen(p), "[%d]", o->c.db);
-	if (connected && !o->c.socket)
-		snprintf(p + strlen(p), n - strlen(p), "> ");
+		snprintf(p, n, "%s:%d%s> ", o->c.host, o->c.port, db);
 }
 
 /*
@@ -472,7 +476,11 @@ int main(int argc, char **argv)
 		.c = { .host = "127.0.0.1", .port = 6379, .timeout_ms = 5000 },
 		.repeat = 1, .output = -1,
 	};
-	int first = parse_opts(argc, argv, &o);
+	int first;
+
+	/* A server that went away must give EPIPE on write, not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	first = parse_opts(argc, argv, &o);
 
 	if (first == -2)
 		return 0;

@@ -454,9 +454,11 @@ int bench_report_svg(const struct bench_result *r, const char *path)
 	s->p50 = (double)cli_hist_percentile(&r->all, 50);
 	s->p99 = (double)cli_hist_percentile(&r->all, 99);
 	s->max = (double)r->all.max;
+	char loop[64] = "closed loop";
+	if (r->rate > 0)
+		snprintf(loop, sizeof(loop), "open loop at %.0f ops/s", r->rate);
 	snprintf(title, sizeof(title), "rcukv-cli bench %s: %d thr x %d conn, pipeline %d, %s",
-	         r->target, r->threads, r->clients, r->pipeline,
-	         r->rate > 0 ? "open loop" : "closed loop");
+	         r->target, r->threads, r->clients, r->pipeline, loop);
 	f = open_out(path);
 	if (!f) {
 		free(s);

@@ -1,0 +1,37 @@
+# bench/: one runnable per subject; `make bench-<subject>` builds and runs one.
+# Output format: ../shared/BENCHMARKS.md (BENCH/RATIO lines).  BENCH_QUICK=1
+# shortens every timed section.  Benchmarks build in the release variant only
+# and link their reference systems here, never into the product.
+
+# --- bench-rcu: rcukv's RCU flavors against liburcu 0.13 (Debian liburcu-dev)
+# One source, five objects (see the comment at the top of bench/bench_rcu.c).
+BENCH_RCU := $(B)/bench/bench_rcu
+BENCH_RCU_OBJS := $(B)/bench/rcu/driver.o \
+	$(B)/bench/rcu/rcukv_qsbr.o $(B)/bench/rcu/rcukv_memb.o \
+	$(B)/bench/rcu/urcu_qsbr.o $(B)/bench/rcu/urcu_memb.o
+BENCH_RCU_URCU_CFLAGS = $(call pc,--cflags,liburcu-qsbr liburcu-memb)
+BENCH_RCU_URCU_LIBS = $(call pc,--libs,liburcu-qsbr liburcu-memb)
+
+$(B)/bench/rcu/driver.o: bench/bench_rcu.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DBENCH_DRIVER -c $< -o $@
+# Static pattern rules: they apply to these objects only (a plain pattern rule
+# would also offer to build the .d files through make's built-in %: %.o).
+$(B)/bench/rcu/rcukv_qsbr.o $(B)/bench/rcu/rcukv_memb.o: $(B)/bench/rcu/rcukv_%.o: bench/bench_rcu.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DBENCH_SYS_RCUKV -DBENCH_FLAVOR_$(shell echo $* | tr a-z A-Z) -c $< -o $@
+$(B)/bench/rcu/urcu_qsbr.o $(B)/bench/rcu/urcu_memb.o: $(B)/bench/rcu/urcu_%.o: bench/bench_rcu.c
+	$(call need_pc,liburcu-qsbr)
+	$(call need_pc,liburcu-memb)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BENCH_RCU_URCU_CFLAGS) -DBENCH_SYS_URCU \
+		-DBENCH_FLAVOR_$(shell echo $* | tr a-z A-Z) -c $< -o $@
+$(BENCH_RCU): $(BENCH_RCU_OBJS) $(RCU_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(BENCH_RCU_OBJS) $(RCU_LIB) $(BENCH_RCU_URCU_LIBS) $(JEMALLOC_LIBS) -o $@
+
+.PHONY: bench-rcu
+bench-rcu:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/bench/bench_rcu
+	build/release/bench/bench_rcu
+BENCH_SUBJECTS += rcu

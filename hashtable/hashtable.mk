@@ -54,7 +54,7 @@ $(RCUKV_PC): rcukv.pc.in hashtable/hashtable.mk
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(HT_VERSION)|g' \
 	    -e 's|@LIBS_PRIVATE@|$(JEMALLOC_LIBS) -pthread|g' $< > $@
 
-ALL_BINS += $(HT_QSBR_LIB) $(HT_MEMB_LIB)
+ALL_BINS += $(HT_QSBR_LIB) $(HT_MEMB_LIB) $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
 
 # --- install (the top Makefile declares it phony) ---------------------------
 install: $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
@@ -64,7 +64,9 @@ install: $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
 	install -m 755 $(RCUKV_SO) $(DESTDIR)$(PREFIX)/lib/librcukv.so.$(HT_VERSION)
 	ln -sf librcukv.so.$(HT_VERSION) $(DESTDIR)$(PREFIX)/lib/librcukv.so.0
 	ln -sf librcukv.so.0 $(DESTDIR)$(PREFIX)/lib/librcukv.so
-	install -m 644 $(RCUKV_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/rcukv.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(HT_VERSION)|g' \
+	    -e 's|@LIBS_PRIVATE@|$(JEMALLOC_LIBS) -pthread|g' rcukv.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rcukv.pc
 
 # --- tests ----------------------------------------------------------------------
 HT_TEST_CFLAGS = $(call pc,--cflags,cmocka)
@@ -92,9 +94,13 @@ $(B)/examples/cache/cache: examples/cache/cache.c hashtable/rcukv.h $(RCUKV_LIB)
 	$(CC) $(CFLAGS) -Ihashtable -o $@ $< $(RCUKV_LIB) $(LDFLAGS) $(JEMALLOC_LIBS)
 
 HT_TESTS := $(B)/tests/hashtable/test_ht_qsbr $(B)/tests/hashtable/test_ht_memb \
-	    $(B)/tests/hashtable/test_ht_torture_qsbr $(B)/tests/hashtable/test_ht_torture_memb
+	    $(B)/tests/hashtable/test_ht_torture_qsbr $(B)/tests/hashtable/test_ht_torture_memb \
+	    $(B)/examples/cache/cache
 TEST_BINS += $(HT_TESTS)
 ALL_BINS += $(HT_TESTS)
+# Installs into a temporary prefix and builds the example with pkg-config only.
+TEST_SCRIPTS += tests/hashtable/test_install.sh
+test-run: $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
 # Installs into a temporary prefix and builds the example with pkg-config only.
 
 # --- benchmark --------------------------------------------------------------------

@@ -1,0 +1,140 @@
+/*
+ * rcukv.h - librcukv, an in-process cache for C programs.
+ *
+ * A key-value cache that any number of threads may use at once.  Lookups take
+ * no lock and never wait for writers; writers lock only a small stripe of the
+ * table.  Keys and values are byte strings (binary-safe, up to 512 MiB each).
+ * Entries may carry a time to live.  With a memory limit, writes evict
+ * entries (approximated LRU, by sampling) to stay under it.
+ *
+ * Threads: no registration or other duty is asked of the application.  The
+ * library registers each calling thread with its RCU flavor (memb) on first
+ * use and unregisters it when the thread exits.
+ *
+ * Memory ownership: rcukv never keeps pointers to the caller's buffers; it
+ * copies keys and values in.  Values returned by rcukv_get() are new copies
+ * that the caller frees with rcukv_free().  Pointers passed to an
+ * rcukv_iterate() callback are valid only during that call.
+ *
+ * Errors: functions return 0 on success and a negative errno on failure
+ * (-ENOENT absent, -ENOMEM, -E2BIG too long, -EINVAL bad argument);
+ * rcukv_open() returns NULL and sets errno.
+ *
+ * Build: pkg-config --cflags --libs rcukv  (link with -lrcukv; static linking
+ * also needs pkg-config --static).
+ */
+#ifndef RCUKV_H
+#define RCUKV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rcukv rcukv;
+
+struct rcukv_options {
+	size_t initial_size; /* expected number of entries (0: small); the table
+			      * grows and shrinks by itself */
+	size_t max_memory;   /* bytes of entries before writes evict (0: no limit) */
+};
+
+/**
+ * rcukv_open() - create a cache.
+ * @opt: options, or NULL for defaults.
+ * Return: the cache, or NULL with errno set (ENOMEM, EINVAL).
+ */
+rcukv *rcukv_open(const struct rcukv_options *opt);
+
+/**
+ * rcukv_close() - destroy the cache and free every entry; waits until memory
+ * freed in the background (after grace periods) has been returned.
+ * Context: no other thread uses @kv any more.
+ */
+void rcukv_close(rcukv *kv);
+
+/**
+ * rcukv_set() - store a copy of @val under a copy of @key.
+ * @ttl_ms: time to live in milliseconds, or 0 for none.
+ * Return: 0, -E2BIG, -ENOMEM (also when max_memory cannot be met).
+ */
+int rcukv_set(rcukv *kv, const void *key, size_t klen, const void *val, size_t vlen,
+	      uint64_t ttl_ms);
+
+/**
+ * rcukv_add() - as rcukv_set(), only if the key is absent.
+ * Return: 0, -EEXIST, or as rcukv_set().
+ */
+int rcukv_add(rcukv *kv, const void *key, size_t klen, const void *val, size_t vlen,
+	      uint64_t ttl_ms);
+
+/**
+ * rcukv_get() - copy a value out.
+ * @val: receives a new buffer holding the value followed by a NUL byte (not
+ *       counted in *@vlen); the caller frees it with rcukv_free().
+ * @vlen: receives the value length (may be NULL).
+ * Return: 0, -ENOENT, -ENOMEM.
+ */
+int rcukv_get(rcukv *kv, const void *key, size_t klen, void **val, size_t *vlen);
+
+/**
+ * rcukv_get_buf() - copy a value into the caller's buffer.
+ * Return: the value's full length (it was truncated if larger than @bufsize),
+ * or -ENOENT.
+ */
+long long rcukv_get_buf(rcukv *kv, const void *key, size_t klen, void *buf, size_t bufsize);
+
+/* rcukv_exists() - 1 if the key is present, 0 if not. */
+int rcukv_exists(rcukv *kv, const void *key, size_t klen);
+
+/* rcukv_del() - remove a key.  Return: 0 or -ENOENT. */
+int rcukv_del(rcukv *kv, const void *key, size_t klen);
+
+/**
+ * rcukv_expire() - set the key's time to live (0: remove it, keeping the key
+ * forever).  Return: 0 or -ENOENT.
+ */
+int rcukv_expire(rcukv *kv, const void *key, size_t klen, uint64_t ttl_ms);
+
+/**
+ * rcukv_ttl() - remaining time to live.
+ * Return: milliseconds left (>= 0), -1 if the key has none, -ENOENT (< -1).
+ */
+long long rcukv_ttl(rcukv *kv, const void *key, size_t klen);
+
+/* rcukv_incr() - add @by to a decimal integer value (absent: 0) and store it.
+ * Return: 0 with *@result, -EINVAL (not an integer), -ERANGE (overflow). */
+int rcukv_incr(rcukv *kv, const void *key, size_t klen, long long by, long long *result);
+
+/* Iteration callback; return 0 to continue, non-zero to stop. */
+typedef int (*rcukv_iter_fn)(const void *key, size_t klen, const void *val, size_t vlen,
+			     void *arg);
+
+/**
+ * rcukv_iterate() - call @fn for each entry.  Every entry present for the
+ * whole iteration is visited at least once (rarely twice, when the table is
+ * resized meanwhile); entries added or removed meanwhile may or may not be.
+ * @fn must not call rcukv functions on the same cache.
+ * Return: 0, or the non-zero value that stopped the iteration.
+ */
+int rcukv_iterate(rcukv *kv, rcukv_iter_fn fn, void *arg);
+
+/* rcukv_count() - number of entries (expired ones not yet removed included). */
+size_t rcukv_count(rcukv *kv);
+
+/* rcukv_memory() - bytes held by entries (what max_memory is compared with). */
+size_t rcukv_memory(rcukv *kv);
+
+/* rcukv_clear() - remove every entry; their memory is freed in the background. */
+int rcukv_clear(rcukv *kv);
+
+/* rcukv_free() - free a buffer returned by rcukv_get(). */
+void rcukv_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RCUKV_H */

@@ -8,7 +8,8 @@
  * rcu_barrier(), ...) mapped onto that flavor, as urcu's map headers do.  Code
  * that touches two flavors uses the qualified names only.
  *
- * The list and hlist primitives live in rcu/rculist.h.
+ * SRCU (rcu/srcu.h) is included too.  The list and hlist primitives live in
+ * rcu/rculist.h.
  */
 #ifndef RCU_H
 #define RCU_H
@@ -16,6 +17,7 @@
 #include "rcu/rcu_defs.h"
 #include "rcu/rcu_qsbr.h"
 #include "rcu/rcu_memb.h"
+#include "rcu/srcu.h"
 
 /* Stall warnings: a grace period that has waited this long names the threads
  * it waits for on stderr, then again at doubling intervals.  Default 10000 ms,
@@ -43,6 +45,7 @@ void rcu_set_stall_timeout_ms(unsigned long ms);
 #define poll_state_synchronize_rcu rcu_qsbr_poll_state_synchronize_rcu
 #define rcu_set_callback_limit rcu_qsbr_set_callback_limit
 #define rcu_get_stats rcu_qsbr_get_stats
+#define srcu_reclaim_new_flavor srcu_reclaim_new_qsbr
 #elif defined(RCU_FLAVOR_MEMB)
 #define RCU_FLAVOR_NAME "memb"
 #define rcu_register_thread rcu_memb_register_thread
@@ -60,6 +63,7 @@ void rcu_set_stall_timeout_ms(unsigned long ms);
 #define poll_state_synchronize_rcu rcu_memb_poll_state_synchronize_rcu
 #define rcu_set_callback_limit rcu_memb_set_callback_limit
 #define rcu_get_stats rcu_memb_get_stats
+#define srcu_reclaim_new_flavor srcu_reclaim_new_memb
 #endif
 
 #endif /* RCU_H */

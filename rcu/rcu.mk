@@ -1,5 +1,5 @@
 # rcu/: librcu.a, depends on libc and pthreads only.
-RCU_SRCS := rcu/rcu_core.c rcu/rcu_qsbr.c rcu/rcu_memb.c
+RCU_SRCS := rcu/rcu_core.c rcu/rcu_qsbr.c rcu/rcu_memb.c rcu/srcu.c rcu/rcu_debug.c
 RCU_OBJS := $(RCU_SRCS:%.c=$(B)/%.o)
 RCU_LIB := $(B)/librcu.a
 

@@ -65,15 +65,57 @@ extern int rcu_has_membarrier;
 
 /* --- publish / subscribe ------------------------------------------------- */
 
-#define rcu_dereference(p) __atomic_load_n(&(p), __ATOMIC_CONSUME)
 #define rcu_access_pointer(p) __atomic_load_n(&(p), __ATOMIC_RELAXED)
 #define rcu_assign_pointer(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
 /* Quick Quiz 8: initialising a structure no reader can reach yet. */
 #define RCU_INIT_POINTER(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
-/* Update side: c says which lock makes the plain load safe. */
-#define rcu_dereference_protected(p, c) ((void)(c), __atomic_load_n(&(p), __ATOMIC_RELAXED))
-/* Read side or update side: c names the lock held when not in a read-side section. */
-#define rcu_dereference_check(p, c) ((void)(c), rcu_dereference(p))
+
+/* Read-side state of the calling thread, for the checker and for assertions:
+ * QSBR: registered and online; memb: inside a section; any: either, or
+ * inside a section of some SRCU domain (tracked by the RCU_DEBUG build only). */
+int rcu_qsbr_read_held(void);
+int rcu_memb_read_held(void);
+int rcu_read_held_any(void);
+#if defined(RCU_FLAVOR_QSBR)
+#define RCU_DEBUG_FLAVOR_HELD() rcu_qsbr_read_held()
+#define RCU_DEBUG_FLAVOR_STR "qsbr"
+#elif defined(RCU_FLAVOR_MEMB)
+#define RCU_DEBUG_FLAVOR_HELD() rcu_memb_read_held()
+#define RCU_DEBUG_FLAVOR_STR "memb"
+#else
+#define RCU_DEBUG_FLAVOR_HELD() rcu_read_held_any()
+#define RCU_DEBUG_FLAVOR_STR "any flavor"
+#endif
+
+#if defined(RCU_DEBUG) && RCU_DEBUG
+/*
+ * The checker (make DEBUG_RCU=1): each dereference checks the calling
+ * thread's read-side state against the flavor the unit maps
+ * (RCU_DEBUG_FLAVOR_HELD() above) and aborts naming the
+ * expression, the flavor and the thread.  Zero cost when RCU_DEBUG is off.
+ */
+void rcu_debug_check_at(int ok, const char *what, const char *expr, const char *flavor,
+			const char *file, int line);
+#define rcu_debug_check(ok, what, expr, flavor) \
+	rcu_debug_check_at((ok), (what), (expr), (flavor), __FILE__, __LINE__)
+#define rcu_dereference(p)                                                       \
+	(rcu_debug_check(RCU_DEBUG_FLAVOR_HELD(), "rcu_dereference", #p,         \
+			 RCU_DEBUG_FLAVOR_STR),                                  \
+	 __atomic_load_n(&(p), __ATOMIC_CONSUME))
+/* Read side, or update side with c naming the lock that protects p. */
+#define rcu_dereference_check(p, c)                                              \
+	(rcu_debug_check((c) || RCU_DEBUG_FLAVOR_HELD(), "rcu_dereference_check", #p, \
+			 RCU_DEBUG_FLAVOR_STR),                                  \
+	 __atomic_load_n(&(p), __ATOMIC_CONSUME))
+/* Update side only: c says which lock makes the plain load safe. */
+#define rcu_dereference_protected(p, c)                                          \
+	(rcu_debug_check(!!(c), "rcu_dereference_protected", #p, "update side"), \
+	 __atomic_load_n(&(p), __ATOMIC_RELAXED))
+#else
+#define rcu_dereference(p) __atomic_load_n(&(p), __ATOMIC_CONSUME)
+#define rcu_dereference_check(p, c) ((void)sizeof(c), rcu_dereference(p))
+#define rcu_dereference_protected(p, c) ((void)sizeof(c), __atomic_load_n(&(p), __ATOMIC_RELAXED))
+#endif
 
 /* --- callbacks ----------------------------------------------------------- */
 

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "rcu/rcu_defs.h"
+#include "rcu/srcu.h"
 
 /* A singly linked list of callbacks with a tail pointer. */
 struct rcu_cblist {
@@ -129,6 +130,8 @@ void rcu_core_get_stats(struct rcu_flavor *fl, struct rcu_stats *st);
 void rcu_core_cb_wake(struct rcu_flavor *fl);
 void rcu_core_throttle(struct rcu_flavor *fl, struct rcu_cbq *q);
 void rcu_heavy_mb(void);
+void rcu_debug_srcu_sync_begin(struct srcu_struct *ss);
+void rcu_debug_srcu_sync_end(struct srcu_struct *ss);
 void rcu_qsbr_exit_unregister(void);
 void rcu_memb_exit_unregister(void);
 void rcu_futex_wake(_Atomic int *uaddr, int n);

@@ -1,0 +1,323 @@
+/*
+ * srcu.c - SRCU domains (the QRCU-style counter pair described in
+ * rcu/srcu.h) and the flavor-safe reclaimer.
+ *
+ * Ordering guarantees:
+ *  S1. synchronize_srcu(ss) returns only after every ss section that began
+ *      before the call has ended (fast path: no such section existed when
+ *      it read the counters; slow path: the old counter drained).
+ *  S2. The fast path reads the active counter before the inactive one: a
+ *      concurrent flip increments the inactive counter before it drops the
+ *      base from the active one, so a reader that is still inside is seen in
+ *      one of the two reads (sum >= 2) whichever way the flip interleaves.
+ *  S3. srcu_reclaim: func(obj) runs after a grace period of the flavor
+ *      (call_rcu) and then of ss (synchronize_srcu on the reclaimer thread).
+ * Tortured by tests/rcu/test_srcu.c.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rcu/rcu.h"
+#include "rcu/rcu_internal.h"
+
+#define SRCU_SPINS 200
+
+int init_srcu_struct(struct srcu_struct *ss)
+{
+	int err;
+
+	memset(ss, 0, sizeof(*ss));
+	atomic_init(&ss->ctr[0], 1);
+	atomic_init(&ss->ctr[1], 0);
+	atomic_init(&ss->completed, 0);
+	atomic_init(&ss->gp_seq, 0);
+	ss->name = "srcu";
+	if ((err = pthread_mutex_init(&ss->lock, NULL)))
+		return -err;
+	if ((err = pthread_cond_init(&ss->gp_cond, NULL))) {
+		pthread_mutex_destroy(&ss->lock);
+		return -err;
+	}
+	return 0;
+}
+
+void cleanup_srcu_struct(struct srcu_struct *ss)
+{
+	int idx = (int)(atomic_load(&ss->completed) & 1);
+
+	if (atomic_load(&ss->ctr[idx]) != 1 || atomic_load(&ss->ctr[idx ^ 1]) != 0)
+		rcu_die("cleanup_srcu_struct(%s) while a reader is inside", ss->name);
+	pthread_mutex_destroy(&ss->lock);
+	pthread_cond_destroy(&ss->gp_cond);
+}
+
+void srcu_die_bad_unlock(struct srcu_struct *ss, int idx)
+{
+	rcu_die("srcu_read_unlock(%s, %d): index not from srcu_read_lock() on this domain, "
+		"or unlocked twice", ss->name, idx);
+}
+
+void srcu_wake_drained(struct srcu_struct *ss, int idx)
+{
+	rcu_futex_wake(&ss->ctr[idx], INT_MAX);
+}
+
+/* S2: no reader inside that began before now (caller fenced first). */
+static bool srcu_no_readers(struct srcu_struct *ss)
+{
+	int idx = (int)(atomic_load(&ss->completed) & 1);
+	int active = atomic_load(&ss->ctr[idx]);
+
+	return active + atomic_load(&ss->ctr[idx ^ 1]) <= 1;
+}
+
+/* Moves the base to the other counter and waits for the old one to drain.
+ * Only the thread that set gp_running runs this. */
+static void srcu_flip_and_drain(struct srcu_struct *ss)
+{
+	unsigned long seq = atomic_load_explicit(&ss->gp_seq, memory_order_relaxed);
+	unsigned long c = atomic_load(&ss->completed);
+	int idx = (int)(c & 1);
+
+	atomic_store_explicit(&ss->gp_seq, seq + 1, memory_order_relaxed);
+	if (atomic_load(&ss->ctr[idx]) != 1) {
+		atomic_fetch_add(&ss->ctr[idx ^ 1], 1);
+		atomic_store(&ss->completed, c + 1);
+		atomic_fetch_sub(&ss->ctr[idx], 1);
+		for (int spins = 0;; spins++) {
+			int v = atomic_load(&ss->ctr[idx]);
+
+			if (v == 0)
+				break;
+			if (spins < SRCU_SPINS)
+				continue;
+			/* The reader that drains the counter wakes us
+			 * (srcu_wake_drained); a changed value returns at once. */
+			syscall(SYS_futex, (int *)&ss->ctr[idx], FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+		}
+	}
+	/* Release: pairs with the acquire in synchronize_srcu()'s done check. */
+	atomic_store_explicit(&ss->gp_seq, seq + 2, memory_order_release);
+}
+
+void synchronize_srcu(struct srcu_struct *ss)
+{
+	unsigned long s;
+
+#if defined(RCU_DEBUG) && RCU_DEBUG
+	rcu_debug_srcu_sync_begin(ss);
+#endif
+	/* The caller's removals are visible before the counters are read. */
+	rcu_smp_mb();
+	if (srcu_no_readers(ss)) {
+		atomic_fetch_add_explicit(&ss->st_fast, 1, memory_order_relaxed);
+		/* The counter reads are ordered before the caller's frees. */
+		rcu_smp_mb();
+#if defined(RCU_DEBUG) && RCU_DEBUG
+		rcu_debug_srcu_sync_end(ss);
+#endif
+		return;
+	}
+	atomic_fetch_add_explicit(&ss->st_slow, 1, memory_order_relaxed);
+	pthread_mutex_lock(&ss->lock);
+	s = (atomic_load_explicit(&ss->gp_seq, memory_order_relaxed) + 3) & ~1UL;
+	while ((long)(atomic_load_explicit(&ss->gp_seq, memory_order_acquire) - s) < 0) {
+		if (!ss->gp_running) {
+			ss->gp_running = true;
+			pthread_mutex_unlock(&ss->lock);
+			srcu_flip_and_drain(ss);
+			pthread_mutex_lock(&ss->lock);
+			ss->gp_running = false;
+			pthread_cond_broadcast(&ss->gp_cond);
+		} else {
+			pthread_cond_wait(&ss->gp_cond, &ss->lock);
+		}
+	}
+	pthread_mutex_unlock(&ss->lock);
+	rcu_smp_mb();
+#if defined(RCU_DEBUG) && RCU_DEBUG
+	rcu_debug_srcu_sync_end(ss);
+#endif
+}
+
+/* --- flavor-safe reclamation ------------------------------------------------- */
+
+struct srcu_reclaim {
+	struct srcu_struct *ss;
+	rcu_callback_t func;
+	void (*call)(struct rcu_head *, rcu_callback_t);
+	void (*barrier)(void);
+	int slot;
+	/* Objects past the flavor's grace period: a Treiber stack pushed by the
+	 * flavor's callback thread (stage1), taken whole by our thread. */
+	_Atomic(struct rcu_head *) pending;
+	_Atomic unsigned long deferred, pushed, freed, batches;
+	pthread_mutex_t lock;           /* sleeping, stop; cond */
+	pthread_cond_t cond;            /* pending non-empty, stop, progress */
+	bool sleeping, stop;
+	pthread_t thread;
+};
+
+static struct srcu_reclaim *_Atomic reclaim_slots[SRCU_RECLAIM_MAX];
+
+/* Stage 1 runs on the flavor's callback thread after its grace period.  The
+ * rcu_head carries only a function pointer, so each reclaimer slot has its
+ * own trampoline to find its reclaimer. */
+static void stage1(struct srcu_reclaim *r, struct rcu_head *h)
+{
+	struct rcu_head *old = atomic_load_explicit(&r->pending, memory_order_relaxed);
+
+	do {
+		h->next = old;
+	} while (!atomic_compare_exchange_weak_explicit(&r->pending, &old, h,
+							memory_order_release,
+							memory_order_relaxed));
+	atomic_fetch_add_explicit(&r->pushed, 1, memory_order_relaxed);
+	if (!old) {
+		pthread_mutex_lock(&r->lock);
+		if (r->sleeping)
+			pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
+}
+
+#define STAGE1(n)                                                            \
+	static void stage1_##n(struct rcu_head *h)                           \
+	{                                                                    \
+		stage1(atomic_load_explicit(&reclaim_slots[n], memory_order_acquire), h); \
+	}
+STAGE1(0) STAGE1(1) STAGE1(2) STAGE1(3) STAGE1(4) STAGE1(5) STAGE1(6) STAGE1(7)
+STAGE1(8) STAGE1(9) STAGE1(10) STAGE1(11) STAGE1(12) STAGE1(13) STAGE1(14) STAGE1(15)
+static const rcu_callback_t stage1_fns[SRCU_RECLAIM_MAX] = {
+	stage1_0, stage1_1, stage1_2, stage1_3, stage1_4, stage1_5, stage1_6, stage1_7,
+	stage1_8, stage1_9, stage1_10, stage1_11, stage1_12, stage1_13, stage1_14, stage1_15,
+};
+
+static void *reclaim_main(void *arg)
+{
+	struct srcu_reclaim *r = arg;
+
+	for (;;) {
+		struct rcu_head *h;
+		unsigned long n = 0;
+
+		pthread_mutex_lock(&r->lock);
+		while (!atomic_load(&r->pending) && !r->stop) {
+			r->sleeping = true;
+			pthread_cond_wait(&r->cond, &r->lock);
+			r->sleeping = false;
+		}
+		if (!atomic_load(&r->pending) && r->stop) {
+			pthread_mutex_unlock(&r->lock);
+			break;
+		}
+		pthread_mutex_unlock(&r->lock);
+
+		/* Acquire: pairs with stage1's release push. */
+		h = atomic_exchange_explicit(&r->pending, NULL, memory_order_acquire);
+		/* One SRCU grace period for the whole batch (S3). */
+		synchronize_srcu(r->ss);
+		while (h) {
+			struct rcu_head *next = h->next;
+
+			r->func(h);
+			h = next;
+			n++;
+		}
+		atomic_fetch_add_explicit(&r->freed, n, memory_order_release);
+		atomic_fetch_add_explicit(&r->batches, 1, memory_order_relaxed);
+		pthread_mutex_lock(&r->lock);
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
+	return NULL;
+}
+
+struct srcu_reclaim *srcu_reclaim_new(struct srcu_struct *ss, rcu_callback_t func,
+				      void (*flavor_call_rcu)(struct rcu_head *, rcu_callback_t),
+				      void (*flavor_barrier)(void), const char *name)
+{
+	struct srcu_reclaim *r = calloc(1, sizeof(*r));
+	char tname[16];
+	int slot = -1;
+
+	if (!r)
+		return NULL;
+	r->ss = ss;
+	r->func = func;
+	r->call = flavor_call_rcu;
+	r->barrier = flavor_barrier;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	for (int i = 0; i < SRCU_RECLAIM_MAX && slot < 0; i++) {
+		struct srcu_reclaim *expect = NULL;
+
+		if (atomic_compare_exchange_strong(&reclaim_slots[i], &expect, r))
+			slot = i;
+	}
+	if (slot < 0)
+		goto fail;
+	r->slot = slot;
+	if (pthread_create(&r->thread, NULL, reclaim_main, r)) {
+		atomic_store(&reclaim_slots[slot], NULL);
+		goto fail;
+	}
+	snprintf(tname, sizeof(tname), "reclaim-%s", name ? name : ss->name);
+	pthread_setname_np(r->thread, tname);
+	return r;
+fail:
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+	free(r);
+	return NULL;
+}
+
+void srcu_reclaim_defer(struct srcu_reclaim *r, struct rcu_head *head)
+{
+	atomic_fetch_add_explicit(&r->deferred, 1, memory_order_relaxed);
+	r->call(head, stage1_fns[r->slot]);
+}
+
+void srcu_reclaim_barrier(struct srcu_reclaim *r)
+{
+	unsigned long target;
+
+	r->barrier(); /* every stage1 queued before now has run (pushed) */
+	target = atomic_load(&r->pushed);
+	pthread_mutex_lock(&r->lock);
+	while ((long)(atomic_load_explicit(&r->freed, memory_order_acquire) - target) < 0)
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void srcu_reclaim_free(struct srcu_reclaim *r)
+{
+	if (!r)
+		return;
+	srcu_reclaim_barrier(r);
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	atomic_store(&reclaim_slots[r->slot], NULL);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+	free(r);
+}
+
+void srcu_reclaim_get_stats(struct srcu_reclaim *r, struct srcu_reclaim_stats *st)
+{
+	unsigned long pushed = atomic_load(&r->pushed);
+
+	st->deferred = atomic_load(&r->deferred);
+	st->freed = atomic_load(&r->freed);
+	st->waiting = pushed - st->freed;
+	st->batches = atomic_load(&r->batches);
+}

@@ -44,6 +44,7 @@
 #include <fcntl.h>
 
 enum { K_GET = 0, K_SET = 1, K_CMD = 0 };
+#define CLI_BENCH_MAX_PREFIX 200
 enum { PAT_UNIFORM, PAT_ZIPF, PAT_SEQ };
 
 struct bench_cfg {
@@ -57,6 +58,7 @@ struct bench_cfg {
 	double zipf_s;
 	size_t dmin, dmax;
 	const char *prefix;
+	size_t prefix_len;           /* <= CLI_BENCH_MAX_PREFIX */
 	const char *command;         /* template text */
 	int targc;                   /* template split */
 	char **targv;
@@ -417,6 +419,9 @@ static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **
 		                "(got %lld)\n", c->keys);
 		return -1;
 	}
+	c->prefix_len = strlen(c->prefix);
+	if (c->prefix_len > CLI_BENCH_MAX_PREFIX)
+		return bench_bad("key-prefix", c->prefix, "longer than 200 bytes");
 	if (c->command) {
 		c->targc = cli_split_args(c->command, &c->targv, &c->tlens);
 		if (c->targc <= 0)
@@ -475,9 +480,27 @@ static void wbuf_reserve(struct bconn *k, size_t n)
 	k->wcap = cap;
 }
 
+/* Decimal digits of v at p; returns the end.  (snprintf costs more than the rest of a request.) */
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
 static char *put_bulk(char *p, const char *s, size_t n)
 {
-	p += sprintf(p, "$%zu\r\n", n);
+	*p++ = '$';
+	p = put_u64(p, n);
+	*p++ = '\r';
+	*p++ = '\n';
 	memcpy(p, s, n);
 	p += n;
 	*p++ = '\r';
@@ -496,7 +519,10 @@ static char *put_tmpl_arg(char *p, const char *a, size_t n, const char *key, siz
 		else if (n - i >= 8 && !memcmp(a + i, "__data__", 8)) { out += dlen; i += 8; }
 		else { out++; i++; }
 	}
-	p += sprintf(p, "$%zu\r\n", out);
+	*p++ = '$';
+	p = put_u64(p, out);
+	*p++ = '\r';
+	*p++ = '\n';
 	for (size_t i = 0; i < n;) {
 		if (n - i >= 7 && !memcmp(a + i, "__key__", 7)) {
 			memcpy(p, key, klen); p += klen; i += 7;
@@ -515,14 +541,12 @@ static char *put_tmpl_arg(char *p, const char *a, size_t n, const char *key, siz
 static int encode_request(struct bench *b, struct bthread *t, struct bconn *k)
 {
 	const struct bench_cfg *c = &b->cfg;
-	char key[256];
+	char key[CLI_BENCH_MAX_PREFIX + 24];
 	size_t klen, dlen = c->dmin;
 	int kind;
 
-	klen = (size_t)snprintf(key, sizeof(key), "%s%llu", c->prefix,
-	                        (unsigned long long)next_key(b, t));
-	if (klen >= sizeof(key))
-		klen = sizeof(key) - 1;
+	memcpy(key, c->prefix, c->prefix_len);
+	klen = (size_t)(put_u64(key + c->prefix_len, next_key(b, t)) - key);
 	if (c->dmax > c->dmin)
 		dlen = c->dmin + xorshift(&t->rng) % (c->dmax - c->dmin + 1);
 	if (c->targc > 0) {
@@ -531,7 +555,10 @@ static int encode_request(struct bench *b, struct bthread *t, struct bconn *k)
 			need += 32 + c->tlens[i] * (1 + klen + dlen);
 		wbuf_reserve(k, need);
 		char *p = k->w + k->wlen;
-		p += sprintf(p, "*%d\r\n", c->targc);
+		*p++ = '*';
+		p = put_u64(p, (uint64_t)c->targc);
+		*p++ = '\r';
+		*p++ = '\n';
 		for (int i = 0; i < c->targc; i++)
 			p = put_tmpl_arg(p, c->targv[i], c->tlens[i], key, klen, b->payload, dlen);
 		k->wlen = (size_t)(p - k->w);
@@ -735,6 +762,7 @@ static void fill(struct bench *b, struct bthread *t, struct bconn *k, uint64_t n
 static void on_replies(struct bench *b, struct bthread *t, struct bconn *k, uint64_t now)
 {
 	unsigned pl = (unsigned)b->cfg.pipeline;
+	uint64_t ndone = 0;
 
 	for (;;) {
 		int st = cli_scan(&k->sc, k->r + k->roff, k->rlen - k->roff);
@@ -742,6 +770,7 @@ static void on_replies(struct bench *b, struct bthread *t, struct bconn *k, uint
 		if (st == CLI_SCAN_AGAIN)
 			break;
 		if (st == CLI_SCAN_ERROR || k->qn == 0) {
+			atomic_fetch_add_explicit(&t->done_live, ndone, memory_order_relaxed);
 			conn_lost(t, k, "protocol");
 			return;
 		}
@@ -771,13 +800,14 @@ static void on_replies(struct bench *b, struct bthread *t, struct bconn *k, uint
 				t->kmiss[kind]++;
 			}
 			t->last_reply = now;
-			atomic_fetch_add_explicit(&t->done_live, 1, memory_order_relaxed);
+			ndone++;
 		}
 		k->qhead = (k->qhead + 1) % pl;
 		k->qn--;
 		k->roff += k->sc.pos;
 		cli_scan_init(&k->sc);
 	}
+	atomic_fetch_add_explicit(&t->done_live, ndone, memory_order_relaxed);
 	if (k->roff == k->rlen) {
 		k->roff = k->rlen = 0;
 	} else if (k->roff > k->rcap / 2) {

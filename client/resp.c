@@ -18,9 +18,12 @@
 
 void cli_scan_init(struct cli_scan *s)
 {
-	memset(s, 0, sizeof(*s));
+	/* left[] and attr[] are written before they are read: no need to clear them. */
+	s->pos = 0;
+	s->depth = 0;
 	s->top = 0;
 	s->top_len = 0;
+	s->err[0] = '\0';
 }
 
 static int scan_fail(struct cli_scan *s, const char *what, char t)

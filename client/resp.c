@@ -13,6 +13,7 @@
 #include "client/cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,11 +36,11 @@ static int scan_fail(struct cli_scan *s, const char *what, char t)
 	return CLI_SCAN_ERROR;
 }
 
-/* Parse a signed decimal in [p, e); 0 on success. */
+/* Parse a signed decimal in [p, e) that fits a long long; 0 on success. */
 static int parse_ll(const char *p, const char *e, long long *out)
 {
 	int neg = 0;
-	long long v = 0;
+	unsigned long long v = 0, lim;
 
 	if (p < e && *p == '-') {
 		neg = 1;
@@ -47,12 +48,15 @@ static int parse_ll(const char *p, const char *e, long long *out)
 	}
 	if (p == e || e - p > 19)
 		return -1;
+	lim = neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX;
 	for (; p < e; p++) {
 		if (*p < '0' || *p > '9')
 			return -1;
-		v = v * 10 + (*p - '0');
+		v = v * 10 + (unsigned long long)(*p - '0');  /* 19 digits cannot wrap */
 	}
-	*out = neg ? -v : v;
+	if (v > lim)
+		return -1;
+	*out = neg ? (long long)(0 - v) : (long long)v;
 	return 0;
 }
 

@@ -6,12 +6,18 @@
  *
  * cmocka; ends with 'N passed, M failed'.
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -234,8 +240,17 @@ static void test_scan_every_split(void **state)
 static void test_scan_top(void **state)
 {
 	struct cli_scan s;
+	struct cli_reply *r;
 
 	(void)state;
+	r = cli_reply_parse(":-9223372036854775808\r\n", 23);
+	assert_non_null(r);
+	assert_true(r->integer == LLONG_MIN);
+	cli_reply_free(r);
+	r = cli_reply_parse(":9223372036854775807\r\n", 22);
+	assert_non_null(r);
+	assert_true(r->integer == LLONG_MAX);
+	cli_reply_free(r);
 	cli_scan_init(&s);
 	assert_int_equal(cli_scan(&s, "$-1\r\n", 5), CLI_SCAN_DONE);
 	assert_int_equal(s.top, '$');
@@ -251,6 +266,8 @@ static void test_scan_hostile(void **state)
 	static const char *bad[] = {
 		"?\r\n", "$-2\r\n", "*abc\r\n", "$3\r\nabcXY", ":12a\r\n", "#x\r\n", "+ok\rX",
 		"$99999999999999999999\r\n", "=2\r\nab\r\n", "*-5\r\n",
+		":9999999999999999999\r\n", ":-9999999999999999999\r\n", ":-\r\n", ":\r\n",
+		"*4294967297\r\n",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -338,6 +355,108 @@ static void test_split_args(void **state)
 	assert_int_equal(cli_split_args("set \"ends with backslash\\", &av, &lens), -1);
 }
 
+/* ---- hostile server: the client must fail cleanly, never crash ---- */
+
+static const char *hostile[] = {
+	"+OK",                          /* no CRLF, then EOF */
+	"$5\r\nab",                     /* short bulk, then EOF */
+	"?garbage\r\n",
+	"*2\r\n:1\r\n",                 /* missing element, then EOF */
+	"$-5\r\n",
+	"*99999999999\r\n",
+	"%-3\r\n",
+	":12x\r\n",
+	"\x01\x02\x03\xff\r\n",
+};
+#define NHOSTILE (sizeof(hostile) / sizeof(hostile[0]))
+
+struct fake {
+	int lfd;
+	int rounds;                     /* connections to serve */
+	int deep;                       /* also serve one over-deep reply first */
+};
+
+static void *fake_server(void *arg)
+{
+	struct fake *f = arg;
+	char buf[4096];
+
+	for (int i = 0; i < f->rounds; i++) {
+		int fd = accept(f->lfd, NULL, NULL);
+		if (fd < 0)
+			break;
+		if (read(fd, buf, sizeof(buf)) > 0) {
+			if (f->deep && i == 0) {
+				for (int d = 0; d < 100; d++)
+					(void)!write(fd, "*1\r\n", 4);
+			} else {
+				const char *p = hostile[i % NHOSTILE];
+				(void)!write(fd, p, strlen(p));
+			}
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+static int fake_listen(int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t n = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 16) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &n) != 0)
+		return -1;
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void test_hostile_server(void **state)
+{
+	struct fake f = { .rounds = (int)NHOSTILE + 1, .deep = 1 };
+	struct cli_conn_opts o = { .host = "127.0.0.1", .timeout_ms = 2000 };
+	pthread_t th;
+
+	(void)state;
+	f.lfd = fake_listen(&o.port);
+	assert_true(f.lfd >= 0);
+	assert_int_equal(pthread_create(&th, NULL, fake_server, &f), 0);
+	for (int i = 0; i < f.rounds; i++) {
+		struct cli_conn c;
+		char *argv[1] = { "PING" };
+		assert_int_equal(cli_conn_open(&c, &o), 0);
+		assert_int_equal(cli_conn_send(&c, 1, argv, NULL), 0);
+		struct cli_reply *r = cli_conn_read(&c);
+		assert_null(r);
+		assert_true(c.err[0] != '\0');
+		cli_conn_close(&c);
+	}
+	pthread_join(th, NULL);
+	close(f.lfd);
+}
+
+static void test_hostile_bench(void **state)
+{
+	struct fake f = { .rounds = 200 };
+	struct cli_conn_opts o = { .host = "127.0.0.1", .timeout_ms = 2000 };
+	char *argv[] = { "bench", "-q", "-c", "2", "-r", "20", "--timeout", "0.3" };
+	pthread_t th;
+	int rc;
+
+	(void)state;
+	f.lfd = fake_listen(&o.port);
+	assert_true(f.lfd >= 0);
+	assert_int_equal(pthread_create(&th, NULL, fake_server, &f), 0);
+	/* Garbage on every connection: counted errors, a clean end, no crash. */
+	rc = cli_bench_main(8, argv, &o);
+	assert_true(rc == 0 || rc == 1);
+	shutdown(f.lfd, SHUT_RDWR);
+	close(f.lfd);
+	pthread_join(th, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +472,8 @@ int main(void)
 		cmocka_unit_test(test_scan_hostile),
 		cmocka_unit_test(test_reply_tree),
 		cmocka_unit_test(test_split_args),
+		cmocka_unit_test(test_hostile_server),
+		cmocka_unit_test(test_hostile_bench),
 	};
 	int total = (int)(sizeof(tests) / sizeof(tests[0]));
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -84,7 +84,7 @@ int rcu_read_held_any(void);
 #define RCU_DEBUG_FLAVOR_STR "memb"
 #else
 #define RCU_DEBUG_FLAVOR_HELD() rcu_read_held_any()
-#define RCU_DEBUG_FLAVOR_STR "any flavor"
+#define RCU_DEBUG_FLAVOR_STR "RCU (any flavor)"
 #endif
 
 #if defined(RCU_DEBUG) && RCU_DEBUG

@@ -194,9 +194,24 @@ static bool go_offline_for_wait(void)
 	return false;
 }
 
+/* QSBR's read-side markers are free, so only the checker sees them. */
+static void qsbr_check_not_reading(const char *fn)
+{
+#if defined(RCU_DEBUG) && RCU_DEBUG
+	if (rcu_qsbr_reader_tls.nest)
+		rcu_die("%s() inside a qsbr read-side critical section: it would wait for itself",
+			fn);
+#else
+	(void)fn;
+#endif
+}
+
 void rcu_qsbr_synchronize_rcu(void)
 {
-	bool was_online = go_offline_for_wait();
+	bool was_online;
+
+	qsbr_check_not_reading(__func__);
+	was_online = go_offline_for_wait();
 
 	rcu_core_synchronize(&rcu_qsbr_flavor);
 	if (was_online)
@@ -228,7 +243,10 @@ void rcu_qsbr_call_rcu(struct rcu_head *head, rcu_callback_t func)
 
 void rcu_qsbr_rcu_barrier(void)
 {
-	bool was_online = go_offline_for_wait();
+	bool was_online;
+
+	qsbr_check_not_reading(__func__);
+	was_online = go_offline_for_wait();
 
 	rcu_core_barrier(&rcu_qsbr_flavor);
 	if (was_online)

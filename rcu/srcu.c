@@ -110,6 +110,11 @@ void synchronize_srcu(struct srcu_struct *ss)
 {
 	unsigned long s;
 
+#if defined(RCU_BROKEN_GP) && RCU_BROKEN_GP
+	/* tests/rcu/broken_gp.sh: the SRCU torture must catch this. */
+	(void)s;
+	return;
+#endif
 #if defined(RCU_DEBUG) && RCU_DEBUG
 	rcu_debug_srcu_sync_begin(ss);
 #endif

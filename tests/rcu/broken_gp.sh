@@ -8,7 +8,8 @@ cd "$(dirname "$0")/../.."
 if [ "${VARIANT:-release}" != release ]; then echo "skipped under ${VARIANT}"; echo "0 passed, 0 failed"; exit 0; fi
 pass=0; fail=0
 make -s BROKEN_GP=1 build/release-brokengp/tests/rcu/test_torture_qsbr \
-	build/release-brokengp/tests/rcu/test_torture_memb >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+	build/release-brokengp/tests/rcu/test_torture_memb \
+	build/release-brokengp/tests/rcu/test_srcu_memb >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 for f in qsbr memb; do
   out=$(TORTURE_SECONDS=1 timeout 60 build/release-brokengp/tests/rcu/test_torture_$f 2>&1)
   rc=$?
@@ -19,5 +20,13 @@ for f in qsbr memb; do
     echo "FAIL: broken grace period NOT caught ($f, rc=$rc)"; fail=$((fail+1))
   fi
 done
+out=$(TORTURE_SECONDS=1 timeout 60 build/release-brokengp/tests/rcu/test_srcu_memb 2>&1)
+rc=$?
+echo "$out" | grep -E '^srcu torture'
+if [ $rc != 0 ] && echo "$out" | grep -q 'FAILED  \] test_srcu_torture'; then
+  echo "ok: broken SRCU grace period caught"; pass=$((pass+1))
+else
+  echo "FAIL: broken SRCU grace period NOT caught (rc=$rc)"; fail=$((fail+1))
+fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

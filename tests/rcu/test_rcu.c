@@ -401,8 +401,33 @@ static void *unregistered_thread(void *arg)
 	return NULL;
 }
 
+static void *stuck_reader(void *arg)
+{
+	_Atomic int *entered = arg;
+
+	pthread_setname_np(pthread_self(), "stuck-reader");
+	rcu_register_thread();
+	rcu_read_lock();
+	atomic_store(entered, 1);
+	sleep_ms(700); /* online / inside, reporting nothing */
+	rcu_read_unlock();
+	rcu_quiescent_state();
+	rcu_unregister_thread();
+	return NULL;
+}
+
 static int run_death(const char *what)
 {
+	if (!strcmp(what, "stall")) {
+		_Atomic int entered = 0;
+		pthread_t t;
+
+		pthread_create(&t, NULL, stuck_reader, (void *)&entered);
+		wait_flag(&entered);
+		synchronize_rcu();
+		pthread_join(t, NULL);
+		return 0;
+	}
 	if (!strcmp(what, "unbalanced-unlock")) {
 		rcu_register_thread();
 #ifdef RCU_FLAVOR_QSBR
@@ -426,6 +451,52 @@ static int run_death(const char *what)
 		pthread_join(t, NULL);
 	}
 	return 0; /* not reached when the check works */
+}
+
+/* Runs this binary with --death what; returns its stderr and exit status. */
+static int run_child(const char *what, char *buf, size_t len)
+{
+	int fds[2], status;
+	ssize_t n;
+	size_t off = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		execl(self_exe, self_exe, "--death", what, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (off < len - 1 && (n = read(fds[0], buf + off, len - 1 - off)) > 0)
+		off += (size_t)n;
+	buf[off] = 0;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+/* The stall warning names the thread that holds up the grace period. */
+static void test_stall_warning(void **state)
+{
+	char buf[8192];
+	int status;
+
+	(void)state;
+	setenv("RCU_STALL_TIMEOUT_MS", "100", 1);
+	status = run_child("stall", buf, sizeof(buf));
+	unsetenv("RCU_STALL_TIMEOUT_MS");
+	printf("%s", buf);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(strstr(buf, "grace period stalled"));
+	assert_non_null(strstr(buf, "(stuck-reader)"));
+#ifdef RCU_FLAVOR_QSBR
+	assert_non_null(strstr(buf, "has not reported a quiescent state"));
+#else
+	assert_non_null(strstr(buf, "has not left its read-side critical section"));
+#endif
 }
 
 static void expect_death(const char *what, const char *message)
@@ -479,6 +550,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_poll_cookie),
 		cmocka_unit_test(test_concurrent_sync_shares),
 		cmocka_unit_test(test_misuse_aborts),
+		cmocka_unit_test(test_stall_warning),
 	};
 	int failed;
 	size_t n = sizeof(tests) / sizeof(tests[0]);

@@ -112,6 +112,7 @@ struct bthread {
 	_Atomic uint64_t done_live;  /* measured replies so far (relaxed) */
 	_Atomic uint64_t errors_live;
 	_Atomic int finished;
+	int lock_ok;                 /* lock initialised */
 	int lost;                    /* every connection is gone */
 };
 
@@ -472,10 +473,8 @@ static void wbuf_reserve(struct bconn *k, size_t n)
 	while (cap < k->wlen + n)
 		cap *= 2;
 	char *p = realloc(k->w, cap);
-	if (!p) {
-		fprintf(stderr, "rcukv-cli bench: out of memory\n");
-		exit(1);
-	}
+	if (!p)
+		cli_die("out of memory");
 	k->w = p;
 	k->wcap = cap;
 }
@@ -824,10 +823,8 @@ static void on_readable(struct bench *b, struct bthread *t, struct bconn *k)
 		if (k->rcap - k->rlen < 4096) {
 			size_t cap = k->rcap ? k->rcap * 2 : 65536;
 			char *p = realloc(k->r, cap);
-			if (!p) {
-				fprintf(stderr, "rcukv-cli bench: out of memory\n");
-				exit(1);
-			}
+			if (!p)
+				cli_die("out of memory");
 			k->r = p;
 			k->rcap = cap;
 		}
@@ -835,9 +832,11 @@ static void on_readable(struct bench *b, struct bthread *t, struct bconn *k)
 		if (n > 0) {
 			k->rlen += (size_t)n;
 			uint64_t now = now_ns();
-			pthread_mutex_lock(&t->lock);
+			if (pthread_mutex_lock(&t->lock) != 0)
+				cli_die("pthread_mutex_lock");
 			on_replies(b, t, k, now);
-			pthread_mutex_unlock(&t->lock);
+			if (pthread_mutex_unlock(&t->lock) != 0)
+				cli_die("pthread_mutex_unlock");
 			if (!k->alive)
 				return;
 			if (k->rlen < k->rcap)
@@ -976,16 +975,50 @@ static void progress_line(struct bench *b, double t_s, double ops, uint64_t errs
 	cli_hist_init(h);
 	for (int i = 0; i < b->cfg.threads; i++) {
 		struct bthread *t = &b->t[i];
-		pthread_mutex_lock(&t->lock);
+		if (pthread_mutex_lock(&t->lock) != 0)
+			cli_die("pthread_mutex_lock");
 		for (int k = 0; k < b->nkinds; k++)
 			cli_hist_merge(h, &t->hist[k]);
-		pthread_mutex_unlock(&t->lock);
+		if (pthread_mutex_unlock(&t->lock) != 0)
+			cli_die("pthread_mutex_unlock");
 	}
 	fprintf(stderr, "\r[%6.1fs] %10.0f ops/s  p50 %8.3f ms  p99 %8.3f ms  errors %llu   ",
 	        t_s, ops, (double)cli_hist_percentile(h, 50) / 1000.0,
 	        (double)cli_hist_percentile(h, 99) / 1000.0, (unsigned long long)errs);
 	fflush(stderr);
 	free(h);
+}
+
+/* Release everything run_bench() allocated; threads must not be running. */
+static void bench_free(struct bench *b, struct bench_result *res)
+{
+	if (b && b->t) {
+		for (int i = 0; i < b->cfg.threads; i++) {
+			struct bthread *t = &b->t[i];
+			for (int j = 0; t->conns && j < t->nconns; j++) {
+				if (t->conns[j].alive)
+					cli_conn_close(&t->conns[j].c);
+				free(t->conns[j].q);
+				free(t->conns[j].w);
+				free(t->conns[j].r);
+			}
+			free(t->conns);
+			if (t->epfd > 0)
+				close(t->epfd);
+			if (t->lock_ok)
+				pthread_mutex_destroy(&t->lock);
+		}
+		free(b->t);
+	}
+	if (b) {
+		free(b->zipf_cdf);
+		free(b->payload);
+		free(b);
+	}
+	if (res) {
+		free(res->series);
+		free(res);
+	}
 }
 
 static int run_bench(struct bench_cfg *c)
@@ -997,15 +1030,13 @@ static int run_bench(struct bench_cfg *c)
 	char err[300];
 
 	if (!b || !res)
-		return 1;
+		cli_die("out of memory");
 	b->cfg = *c;
-	if (c->pattern == PAT_ZIPF && build_zipf(b) != 0) {
-		fprintf(stderr, "rcukv-cli bench: out of memory for the zipf table\n");
-		return 1;
-	}
+	if (c->pattern == PAT_ZIPF && build_zipf(b) != 0)
+		cli_die("out of memory for the zipf table");
 	b->payload = malloc(c->dmax + 1);
 	if (!b->payload)
-		return 1;
+		cli_die("out of memory");
 	for (size_t i = 0; i < c->dmax; i++)
 		b->payload[i] = (char)('a' + i % 26);
 	if (c->targc > 0) {
@@ -1023,7 +1054,7 @@ static int run_bench(struct bench_cfg *c)
 	/* Connect everything first: an unreachable server or refused AUTH stops here. */
 	b->t = calloc((size_t)c->threads, sizeof(*b->t));
 	if (!b->t)
-		return 1;
+		cli_die("out of memory");
 	for (int i = 0; i < c->threads; i++) {
 		struct bthread *t = &b->t[i];
 		t->b = b;
@@ -1031,7 +1062,9 @@ static int run_bench(struct bench_cfg *c)
 		t->rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) ^ (uint64_t)now_ns();
 		if (!t->rng)
 			t->rng = 1;
-		pthread_mutex_init(&t->lock, NULL);
+		if (pthread_mutex_init(&t->lock, NULL) != 0)
+			cli_die("pthread_mutex_init");
+		t->lock_ok = 1;
 		for (int k = 0; k < BENCH_MAX_KINDS; k++)
 			cli_hist_init(&t->hist[k]);
 		t->quota = c->requests ? c->requests / c->threads + (i < c->requests % c->threads) : -1;
@@ -1039,14 +1072,15 @@ static int run_bench(struct bench_cfg *c)
 		t->conns = calloc((size_t)c->clients, sizeof(*t->conns));
 		t->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (!t->conns || t->epfd < 0)
-			return 1;
+			cli_die("out of memory or epoll_create1");
 		for (int j = 0; j < c->clients; j++) {
 			struct bconn *k = &t->conns[j];
 			k->q = calloc((size_t)c->pipeline, sizeof(*k->q));
 			if (!k->q)
-				return 1;
+				cli_die("out of memory");
 			if (bench_connect(k, &c->conn, err, sizeof(err)) != 0) {
 				fprintf(stderr, "rcukv-cli bench: %s\n", err);
+				bench_free(b, res);
 				return 1;
 			}
 		}
@@ -1071,10 +1105,8 @@ static int run_bench(struct bench_cfg *c)
 			}
 		}
 	for (int i = 0; i < c->threads; i++)
-		if (pthread_create(&b->t[i].tid, NULL, worker, &b->t[i]) != 0) {
-			fprintf(stderr, "rcukv-cli bench: pthread_create failed\n");
-			return 1;
-		}
+		if (pthread_create(&b->t[i].tid, NULL, worker, &b->t[i]) != 0)
+			cli_die("pthread_create");
 
 	/* Sample throughput every 100 ms while the workers run. */
 	res->series_interval = 0.1;
@@ -1120,7 +1152,8 @@ static int run_bench(struct bench_cfg *c)
 	int lost = 1;
 	uint64_t last = b->measure_start;
 	for (int i = 0; i < c->threads; i++) {
-		pthread_join(b->t[i].tid, NULL);
+		if (pthread_join(b->t[i].tid, NULL) != 0)
+			cli_die("pthread_join");
 		if (!b->t[i].lost)
 			lost = 0;
 		if (b->t[i].last_reply > last)
@@ -1202,25 +1235,7 @@ static int run_bench(struct bench_cfg *c)
 		        res->target);
 		rc = 1;
 	}
-	for (int i = 0; i < c->threads; i++) {
-		struct bthread *t = &b->t[i];
-		for (int j = 0; j < t->nconns; j++) {
-			if (t->conns[j].alive)
-				cli_conn_close(&t->conns[j].c);
-			free(t->conns[j].q);
-			free(t->conns[j].w);
-			free(t->conns[j].r);
-		}
-		free(t->conns);
-		close(t->epfd);
-		pthread_mutex_destroy(&t->lock);
-	}
-	free(b->t);
-	free(b->zipf_cdf);
-	free(b->payload);
-	free(b);
-	free(res->series);
-	free(res);
+	bench_free(b, res);
 	return rc;
 }
 

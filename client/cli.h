@@ -58,7 +58,18 @@ struct cli_scan {
 	char err[64];
 };
 
+/* Ready @s for a new reply starting at buf[0]. */
 void cli_scan_init(struct cli_scan *s);
+/**
+ * cli_scan - find the end of one reply without building it.
+ * @s: state from cli_scan_init(), kept across calls for the same reply.
+ * @buf, @len: the bytes received so far; the reply starts at buf[0].
+ *
+ * Context: any thread that owns @s; never allocates, never reads past @len.
+ * Return: CLI_SCAN_DONE (the reply is buf[0, s->pos), s->top and s->top_len
+ * describe it), CLI_SCAN_AGAIN (call again with more bytes), or
+ * CLI_SCAN_ERROR (s->err names the violation; the connection is unusable).
+ */
 int cli_scan(struct cli_scan *s, const char *buf, size_t len);
 
 enum cli_rtype {
@@ -137,7 +148,14 @@ struct cli_conn {
 	char err[256];          /* last error, for the user */
 };
 
-/* Connect; on failure returns -1 with c->err set.  Does no handshake. */
+/**
+ * cli_conn_open - connect (TCP or unix socket) through hiredis.
+ * @c: caller storage, overwritten; release with cli_conn_close().
+ * @o: where and how; only host/port/socket/timeout_ms are used here.
+ *
+ * Context: blocks up to o->timeout_ms.  No handshake (cli_conn_handshake).
+ * Return: 0, or -1 with c->err holding redis-cli's "Could not connect" text.
+ */
 int cli_conn_open(struct cli_conn *c, const struct cli_conn_opts *o);
 /*
  * cli_conn_handshake - AUTH, HELLO 3, SELECT as asked.  Failures print a
@@ -148,8 +166,17 @@ int cli_conn_handshake(struct cli_conn *c, const struct cli_conn_opts *o);
 void cli_conn_close(struct cli_conn *c);
 /* Encode argv as a RESP array into b. */
 void cli_encode_cmd(struct cli_buf *b, int argc, char **argv, const size_t *lens);
+/**
+ * cli_conn_send - write one command, blocking until it is all written.
+ * @lens: byte lengths of @argv, or NULL for NUL-terminated arguments.
+ * Return: 0, or -1 with c->err set (the connection should be closed).
+ */
 int cli_conn_send(struct cli_conn *c, int argc, char **argv, const size_t *lens);
-/* Read one reply; NULL with c->err set when the connection failed. */
+/**
+ * cli_conn_read - read one reply, blocking (no read timeout: BLPOP may wait).
+ * Return: the reply (caller frees with cli_reply_free), or NULL with c->err
+ * set when the server closed, the read failed or the reply was malformed.
+ */
 struct cli_reply *cli_conn_read(struct cli_conn *c);
 
 /* ---- latency histogram (hist.c) ---- */
@@ -174,8 +201,11 @@ struct cli_hist {
 	uint64_t b[CLI_HIST_NBUCKETS];
 };
 
+/* Context for all cli_hist_*: the caller owns @h (no internal locking). */
 void cli_hist_init(struct cli_hist *h);
+/* Record one value in microseconds; O(1), never fails. */
 void cli_hist_record(struct cli_hist *h, uint64_t us);
+/* Add every sample of @src to @dst; @src is unchanged. */
 void cli_hist_merge(struct cli_hist *dst, const struct cli_hist *src);
 unsigned cli_hist_index(uint64_t us);
 uint64_t cli_hist_lowest(unsigned idx);   /* smallest value of a bucket */
@@ -190,9 +220,30 @@ void cli_hist_write_hdr(const struct cli_hist *h, FILE *f);
 
 /* ---- load generator (bench.c, report.c) ---- */
 
-/* Entry point of "rcukv-cli bench ARGS"; returns the exit status. */
+/**
+ * cli_bench_main - "rcukv-cli bench ARGS": parse, connect, run, report.
+ * @argc, @argv: argv[0] is "bench"; getopt state is reset here.
+ * @base: connection options given before "bench" (bench flags override).
+ *
+ * Context: main thread; starts and joins its worker threads; ignores SIGPIPE.
+ * Return: the exit status: 0 when the run completed (error replies are
+ * counted, not fatal), 1 on a bad flag, an unreachable server, a refused
+ * AUTH, or when every connection was lost.
+ */
 int cli_bench_main(int argc, char **argv, const struct cli_conn_opts *base);
-/* Draw two --json runs on one chart; returns the exit status. */
+/**
+ * cli_svg_compare - draw two --json runs of rcukv-cli bench on one chart.
+ * @out: SVG path, or NULL for stdout.
+ * Return: the exit status (1 with a message when a file is unreadable).
+ */
 int cli_svg_compare(const char *a, const char *b, const char *out);
+
+/*
+ * Abort with file, function, line and errno text: for impossible states,
+ * failed pthread calls and out of memory (the client has no way around it).
+ */
+#define cli_die(msg) cli_die_at(__FILE__, __func__, __LINE__, (msg))
+void cli_die_at(const char *file, const char *func, int line, const char *msg)
+	__attribute__((noreturn));
 
 #endif /* RCUKV_CLIENT_CLI_H */

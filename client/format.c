@@ -15,9 +15,19 @@
 #include "client/cli.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+void cli_die_at(const char *file, const char *func, int line, const char *msg)
+{
+	int e = errno;
+
+	fprintf(stderr, "rcukv-cli: %s at %s:%d (%s): %s\n", msg, file, line, func,
+	        e ? strerror(e) : "no errno");
+	abort();
+}
 
 static void buf_grow(struct cli_buf *b, size_t need)
 {
@@ -27,10 +37,8 @@ static void buf_grow(struct cli_buf *b, size_t need)
 	while (cap < b->len + need + 1)
 		cap *= 2;
 	char *p = realloc(b->p, cap);
-	if (!p) {
-		fprintf(stderr, "rcukv-cli: out of memory\n");
-		exit(1);
-	}
+	if (!p)
+		cli_die("out of memory");
 	b->p = p;
 	b->cap = cap;
 }

@@ -149,7 +149,7 @@ static void emit(const char *figure, const char *flavor, double a, double b,
 
 	printf("BENCH rcu.%s.%s.rcukv %.4g %s\n", figure, flavor, a, unit);
 	printf("BENCH rcu.%s.%s.liburcu %.4g %s\n", figure, flavor, b, unit);
-	printf("RATIO rcu.%s.%s %.3f %s\n", figure, flavor, ratio,
+	printf("RATIO rcu.%s.%s %.3g %s\n", figure, flavor, ratio,
 	       higher_better ? "higher" : "lower");
 	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
 		const struct target *t = &targets[i];
@@ -243,35 +243,67 @@ static void flood_pair(const struct bench_rcu_ops *pair[2], double secs, const c
 			       pair[s]->sys, flavor, BENCH_FLOOD_CAP);
 }
 
+/* BENCH_ONLY=<substring>[,<substring>...]: run only the figures whose name
+ * contains one of them. */
+static int wanted(const char *figure)
+{
+	const char *only = getenv("BENCH_ONLY");
+	char buf[256], *save = NULL;
+
+	if (!only || !*only)
+		return 1;
+	snprintf(buf, sizeof(buf), "%s", only);
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
+		if (strstr(figure, w))
+			return 1;
+	return 0;
+}
+
 static void run_flavor(const struct bench_rcu_ops *pair[2], double secs)
 {
 	const char *fl = pair[0]->flavor;
 	double m[2];
 
 	printf("# --- %s: rcukv against liburcu 0.13 ---\n", fl);
-	run_pair(pair, f_read1, secs, m);
-	emit("read_lock_unlock_1t", fl, m[0], m[1], "ns", 0);
-	run_pair(pair, f_read2, secs, m);
-	emit("read_lock_unlock_2t", fl, m[0], m[1], "ns", 0);
-	if (pair[0]->qs_cost && pair[1]->qs_cost) {
+	if (wanted("read_lock_unlock_1t")) {
+		run_pair(pair, f_read1, secs, m);
+		emit("read_lock_unlock_1t", fl, m[0], m[1], "ns", 0);
+	}
+	if (wanted("read_lock_unlock_2t")) {
+		run_pair(pair, f_read2, secs, m);
+		emit("read_lock_unlock_2t", fl, m[0], m[1], "ns", 0);
+	}
+	if (pair[0]->qs_cost && pair[1]->qs_cost && wanted("quiescent_state")) {
 		run_pair(pair, f_qs, secs, m);
 		emit("quiescent_state", fl, m[0], m[1], "ns", 0);
 	}
-	if (pair[0]->offline_online_cost && pair[1]->offline_online_cost) {
+	if (pair[0]->offline_online_cost && pair[1]->offline_online_cost &&
+	    wanted("offline_online")) {
 		run_pair(pair, f_offon, secs, m);
 		emit("offline_online", fl, m[0], m[1], "ns", 0);
 	}
-	sync_pair(pair, 0, secs, fl);
-	sync_pair(pair, 1, secs, fl);
-	run_pair(pair, f_enq, secs, m);
-	emit("call_rcu_enqueue", fl, m[0], m[1], "ns", 0);
-	run_pair(pair, f_cblat, secs, m);
-	emit("call_rcu_latency_idle", fl, m[0], m[1], "us", 0);
-	flood_pair(pair, secs, fl);
-	run_pair(pair, f_bidle, secs, m);
-	emit("rcu_barrier_idle", fl, m[0], m[1], "us", 0);
-	run_pair(pair, f_bafter, secs, m);
-	emit("rcu_barrier_after_1e6", fl, m[0], m[1], "ms", 0);
+	if (wanted("synchronize_rcu_idle"))
+		sync_pair(pair, 0, secs, fl);
+	if (wanted("synchronize_rcu_busy"))
+		sync_pair(pair, 1, secs, fl);
+	if (wanted("call_rcu_enqueue")) {
+		run_pair(pair, f_enq, secs, m);
+		emit("call_rcu_enqueue", fl, m[0], m[1], "ns", 0);
+	}
+	if (wanted("call_rcu_latency_idle")) {
+		run_pair(pair, f_cblat, secs, m);
+		emit("call_rcu_latency_idle", fl, m[0], m[1], "us", 0);
+	}
+	if (wanted("callbacks_per_sec_2p") || wanted("callback_backlog_hwm_2p"))
+		flood_pair(pair, secs, fl);
+	if (wanted("rcu_barrier_idle")) {
+		run_pair(pair, f_bidle, secs, m);
+		emit("rcu_barrier_idle", fl, m[0], m[1], "us", 0);
+	}
+	if (wanted("rcu_barrier_after_1e6")) {
+		run_pair(pair, f_bafter, secs, m);
+		emit("rcu_barrier_after_1e6", fl, m[0], m[1], "ms", 0);
+	}
 }
 
 int main(void)
@@ -711,10 +743,15 @@ static void *flood_producer(void *p)
 	return NULL;
 }
 
+static void noop_cb(struct rcu_head *h);
+
+/* Registers, optionally queues one callback (@p non-NULL: the head), and waits
+ * for every callback. */
 static void *barrier_helper(void *p)
 {
-	(void)p;
 	rcu_register_thread();
+	if (p)
+		call_rcu(p, noop_cb);
 	BENCH_OFFLINE();
 	rcu_barrier();
 	BENCH_ONLINE();
@@ -722,11 +759,11 @@ static void *barrier_helper(void *p)
 	return NULL;
 }
 
-static void barrier_registered(void)
+static void barrier_registered(struct rcu_head *warm)
 {
 	pthread_t t;
 
-	bench_start_threads(&t, 1, barrier_helper, NULL);
+	bench_start_threads(&t, 1, barrier_helper, warm);
 	bench_join_threads(&t, 1);
 }
 
@@ -755,7 +792,7 @@ static void cb_flood(double secs, double *per_sec, double *hwm, int *capped)
 	inv1 = atomic_load(&flood_invoked);
 	atomic_store(&flood_stop, 1);
 	bench_join_threads(t, 2);
-	barrier_registered();
+	barrier_registered(NULL);
 	*per_sec = (double)(inv1 - inv0) / ((double)(t1 - t0) / 1e9);
 	*hwm = (double)high;
 	*capped = high > BENCH_FLOOD_CAP;
@@ -800,12 +837,16 @@ static void *barrier_idle_thread(void *p)
 	return NULL;
 }
 
+static struct rcu_head warm_head;
+
 static double barrier_idle(double secs)
 {
 	struct barrier_arg a = { .secs = secs };
 	pthread_t t;
 
-	barrier_registered();   /* start from an empty queue */
+	/* Idle, not pristine: the callback machinery has run (liburcu creates
+	 * its worker on the first call_rcu()), and nothing is pending. */
+	barrier_registered(&warm_head);
 	bench_start_threads(&t, 1, barrier_idle_thread, &a);
 	bench_join_threads(&t, 1);
 	return a.median;
@@ -827,8 +868,12 @@ static void *barrier_after_thread(void *p)
 
 		for (long i = 0; i < a->ncb; i++)
 			call_rcu(&heads[i], noop_cb);
-		BENCH_OFFLINE();
+		/* The clock starts before going offline: going offline lets the
+		 * grace period end, and if the woken callback thread preempts us
+		 * inside rcu_thread_offline() the whole backlog can run before
+		 * rcu_barrier() is even called. */
 		s = bench_now_ns();
+		BENCH_OFFLINE();
 		rcu_barrier();
 		s = bench_now_ns() - s;
 		BENCH_ONLINE();

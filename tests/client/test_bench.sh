@@ -106,6 +106,19 @@ n=$(( $(stat_calls get) + $(stat_calls set) ))
 check "warmup: not counted in the report" [ "$(jnum "$TMP/w.json" requests)" -lt "$n" ]
 
 # ---- faults and flags ----
+# The server closes every connection mid-run: counted errors, reconnection, the run goes on.
+fresh
+B -c 2 --duration 1 --json "$TMP/kill.json" >/dev/null &
+bp=$!
+sleep 0.4
+R client kill type normal >/dev/null
+wait $bp; rc=$?
+check "connections killed mid-run: run completes (exit 0)" [ $rc = 0 ]
+check "connections killed mid-run: in-flight requests counted as connection errors" \
+	grep -q '"connection": [1-9]' "$TMP/kill.json"
+conns=$(R info stats | tr -d '\r' | sed -n 's/^total_connections_received:\([0-9]*\)/\1/p')
+check "connections killed mid-run: the generator reconnected ($conns connections)" [ "${conns:-0}" -ge 6 ]
+
 "$CLI" -h 127.0.0.1 -p 1 bench -q --requests 10 >/dev/null 2>"$TMP/e"; rc=$?
 check "unreachable: exit 1 with a message" bash -c "[ $rc = 1 ] && grep -q 'Could not connect' '$TMP/e'"
 "$CLI" -h "$HOST" -p "$PORT" -a wrongpass bench -q --requests 10 >/dev/null 2>"$TMP/e"; rc=$?

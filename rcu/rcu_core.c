@@ -73,6 +73,32 @@ unsigned long long rcu_now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
 }
 
+/*
+ * Grace-period durations are taken with the time-stamp counter where there
+ * is one (a few cycles, against tens of nanoseconds for clock_gettime(),
+ * which the fastest grace periods would feel) and turned into nanoseconds
+ * when statistics are read, using the counter's rate since start-up.
+ */
+static unsigned long long start_ns, start_ticks;
+
+static unsigned long long ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	return rcu_now_ns();
+#endif
+}
+
+static unsigned long long ticks_to_ns(unsigned long long t)
+{
+	unsigned long long dn = rcu_now_ns() - start_ns, dt = ticks() - start_ticks;
+
+	if (!dt || !dn)
+		return t;
+	return (unsigned long long)((double)t * (double)dn / (double)dt);
+}
+
 /* --- membarrier and futex ------------------------------------------------ */
 
 static int sys_membarrier(int cmd)
@@ -86,6 +112,8 @@ __attribute__((constructor)) static void rcu_lib_init(void)
 	const char *stall = getenv("RCU_STALL_TIMEOUT_MS");
 	int mask;
 
+	start_ns = rcu_now_ns();
+	start_ticks = ticks();
 	if (stall && *stall)
 		atomic_store(&stall_timeout_ms, strtoul(stall, NULL, 10));
 	if (env && *env && strcmp(env, "0") != 0)
@@ -408,7 +436,7 @@ static inline bool seq_done(unsigned long cur, unsigned long s)
 
 static void run_gp(struct rcu_flavor *fl)
 {
-	unsigned long long t0 = rcu_now_ns(), dt;
+	unsigned long long t0 = ticks(), dt;
 	unsigned long seq = atomic_load_explicit(&fl->gp_seq, memory_order_relaxed);
 	unsigned long long max;
 
@@ -420,8 +448,11 @@ static void run_gp(struct rcu_flavor *fl)
 	 * happens before a poller's acquire of the new value (G2). */
 	atomic_store_explicit(&fl->gp_seq, seq + 2, memory_order_release);
 
-	dt = rcu_now_ns() - t0;
-	atomic_fetch_add_explicit(&fl->st_gp_completed, 1, memory_order_relaxed);
+	dt = ticks() - t0; /* in ticks: rcu_core_get_stats() converts */
+	/* Only the grace-period runner (one at a time, gp_running) writes. */
+	atomic_store_explicit(&fl->st_gp_completed,
+			      atomic_load_explicit(&fl->st_gp_completed, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	atomic_store_explicit(&fl->st_gp_last_ns, dt, memory_order_relaxed);
 	max = atomic_load_explicit(&fl->st_gp_max_ns, memory_order_relaxed);
 	if (dt > max)
@@ -466,9 +497,12 @@ static void core_synchronize(struct rcu_flavor *fl)
 			run_gp(fl);
 			xlock(&fl->gp_lock);
 			fl->gp_running = false;
-			pthread_cond_broadcast(&fl->gp_cond);
+			if (fl->gp_waiters)
+				pthread_cond_broadcast(&fl->gp_cond);
 		} else {
+			fl->gp_waiters++;
 			pthread_cond_wait(&fl->gp_cond, &fl->gp_lock);
+			fl->gp_waiters--;
 		}
 	}
 	xunlock(&fl->gp_lock);
@@ -770,8 +804,8 @@ void rcu_core_get_stats(struct rcu_flavor *fl, struct rcu_stats *st)
 	}
 	xunlock(&fl->cb_lock);
 	st->gp_completed = atomic_load_explicit(&fl->st_gp_completed, memory_order_relaxed);
-	st->gp_last_ns = atomic_load_explicit(&fl->st_gp_last_ns, memory_order_relaxed);
-	st->gp_max_ns = atomic_load_explicit(&fl->st_gp_max_ns, memory_order_relaxed);
+	st->gp_last_ns = ticks_to_ns(atomic_load_explicit(&fl->st_gp_last_ns, memory_order_relaxed));
+	st->gp_max_ns = ticks_to_ns(atomic_load_explicit(&fl->st_gp_max_ns, memory_order_relaxed));
 	st->cb_invoked = atomic_load_explicit(&fl->st_cb_invoked, memory_order_relaxed);
 	/* Queues of exited threads are freed once drained, so the live sum
 	 * understates queued: derive it from invoked + pending. */

@@ -85,6 +85,7 @@ struct rcu_flavor {
 	pthread_mutex_t gp_lock;
 	pthread_cond_t gp_cond;         /* broadcast when a grace period ends */
 	bool gp_running;                /* gp_lock */
+	int gp_waiters;                 /* gp_lock: callers sleeping on gp_cond */
 	/* Grace-period sequence: odd while one runs.  Written only by the thread
 	 * running the grace period (release at the end); read by anyone. */
 	_Atomic unsigned long gp_seq;
@@ -108,7 +109,7 @@ struct rcu_flavor {
 
 	/* Statistics: relaxed atomics, written by whoever does the work. */
 	_Atomic unsigned long st_gp_completed;
-	_Atomic unsigned long long st_gp_last_ns, st_gp_max_ns;
+	_Atomic unsigned long long st_gp_last_ns, st_gp_max_ns; /* in ticks (rcu_core.c) */
 	_Atomic unsigned long st_cb_invoked, st_cb_pending_hwm, st_cb_throttled, st_cb_batches;
 	_Atomic unsigned long st_stalls;
 };

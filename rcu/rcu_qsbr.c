@@ -122,8 +122,6 @@ void rcu_qsbr_quiescent_state_slow(unsigned long gp)
 
 	if (RCU_UNLIKELY(atomic_load_explicit(&r->ctr, memory_order_relaxed) == 0))
 		rcu_die("rcu_qsbr_quiescent_state() while offline (call rcu_qsbr_thread_online())");
-	if (atomic_load_explicit(&r->ctr, memory_order_relaxed) == gp)
-		goto throttle;
 	/* Release: this thread's past sections happen before the grace period
 	 * sees the report (pairs with the acquire in qsbr_active()). */
 	atomic_store_explicit(&r->ctr, gp, memory_order_release);
@@ -133,9 +131,7 @@ void rcu_qsbr_quiescent_state_slow(unsigned long gp)
 	rcu_smp_mb();
 	rcu_wake_up_gp(&rcu_qsbr_gp.futex);
 
-throttle:
 	/* Flood bound: a quiescent state is a safe place to wait. */
-	atomic_store_explicit(&r->throttle, 0, memory_order_relaxed);
 	limit = atomic_load_explicit(&rcu_qsbr_flavor.cb_limit, memory_order_relaxed);
 	if (limit && atomic_load_explicit(&q->queued, memory_order_relaxed) -
 				 atomic_load_explicit(&q->invoked, memory_order_relaxed) > limit) {
@@ -236,8 +232,14 @@ void rcu_qsbr_call_rcu(struct rcu_head *head, rcu_callback_t func)
 			rcu_core_throttle(&rcu_qsbr_flavor, q);
 	} else if (RCU_UNLIKELY(over)) {
 		/* An online thread may hold references: wait at the next
-		 * quiescent state instead (rcu_qsbr_quiescent_state_slow). */
-		atomic_store_explicit(&r->throttle, 1, memory_order_relaxed);
+		 * quiescent state instead.  An older counter value sends that
+		 * report down the slow path (rcu_qsbr_quiescent_state_slow);
+		 * it can only make a grace period wait for the report, which
+		 * is safe. */
+		atomic_store_explicit(&r->ctr,
+				      atomic_load_explicit(&r->ctr, memory_order_relaxed) -
+					      QSBR_GP_STEP,
+				      memory_order_relaxed);
 	}
 }
 

@@ -9,7 +9,10 @@
  * registered thread has reported a quiescent state after it began.
  *
  * State per thread: rcu_qsbr_reader_tls.ctr, 0 while offline, otherwise the
- * value of rcu_qsbr_gp.ctr when the thread last reported.  Written only by the
+ * value of rcu_qsbr_gp.ctr when the thread last reported (or an older value,
+ * which only makes grace periods wait for its next report: call_rcu() sets
+ * one to route that report through the slow path, where an updater over its
+ * callback limit waits).  Written only by the
  * owner (release), read by the grace-period code (acquire).
  *
  * Contract: between two quiescent states a thread may hold RCU references; it
@@ -26,10 +29,6 @@
 
 struct rcu_qsbr_reader {
 	_Atomic unsigned long ctr;      /* see above */
-	/* Set by call_rcu() when this thread's backlog is over its limit, so
-	 * that the next quiescent state takes the slow path and waits there.
-	 * Owner thread only. */
-	_Atomic unsigned int throttle;
 	unsigned int nest;              /* read_lock nesting, checked by RCU_DEBUG */
 	struct rcu_reader_link link;
 };
@@ -71,8 +70,7 @@ static inline void rcu_qsbr_quiescent_state(void)
 	struct rcu_qsbr_reader *r = &rcu_qsbr_reader_tls;
 	unsigned long gp = atomic_load_explicit(&rcu_qsbr_gp.ctr, memory_order_relaxed);
 
-	if (RCU_LIKELY(gp == atomic_load_explicit(&r->ctr, memory_order_relaxed)) &&
-	    RCU_LIKELY(!atomic_load_explicit(&r->throttle, memory_order_relaxed)))
+	if (RCU_LIKELY(gp == atomic_load_explicit(&r->ctr, memory_order_relaxed)))
 		return;
 	rcu_qsbr_quiescent_state_slow(gp);
 }

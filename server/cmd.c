@@ -50,8 +50,12 @@ static void cmd_select(struct conn *c, int argc)
 	long long id;
 
 	(void)argc;
-	if (!util_str2ll(ARGV(c, 1), ARGL(c, 1), &id) || id < INT32_MIN || id > INT32_MAX) {
+	if (!util_str2ll(ARGV(c, 1), ARGL(c, 1), &id)) {
 		reply_error(c, ERR_NOT_INT);
+		return;
+	}
+	if (id < INT32_MIN || id > INT32_MAX) {
+		reply_error(c, "value is out of range, value must between -2147483648 and 2147483647");
 		return;
 	}
 	if (id != 0) {
@@ -725,6 +729,14 @@ void cmd_dispatch(struct conn *c)
 		return;
 	}
 	k = table[idx];
+	if (SRV_UNLIKELY(k->subs != NULL)) {
+		atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
+		atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
+	} else if (atomic_load_explicit(&c->last_cmd, memory_order_relaxed) != idx ||
+		   atomic_load_explicit(&c->last_sub, memory_order_relaxed) != -1) {
+		atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
+		atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
+	}
 	if (SRV_UNLIKELY((k->arity > 0 && argc != k->arity) || argc < -k->arity)) {
 		reply_errorf(c, "wrong number of arguments for '%s' command", k->name);
 		goto done;
@@ -745,6 +757,9 @@ void cmd_dispatch(struct conn *c)
 		} else {
 			const struct cmd *s = &k->subs[sub];
 
+			atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
+			atomic_store_explicit(&c->last_sub, sub, memory_order_relaxed);
+
 			if ((s->arity > 0 && argc != s->arity) || argc < -s->arity) {
 				reply_errorf(c, "wrong number of arguments for '%s' command", s->fullname);
 				goto done;
@@ -755,8 +770,7 @@ void cmd_dispatch(struct conn *c)
 	}
 	k->proc(c, argc);
 done:
-	atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
-	atomic_store_explicit(&c->last_sub, sub, memory_order_relaxed);
+	return;
 }
 
 /* COMMAND INFO entry: name arity flags first last step acl tips keyspecs subs */
@@ -888,7 +902,7 @@ static void command_sub(struct conn *c, int argc)
 			const struct cmd *k = find_full(ARGV(c, j), ARGL(c, j));
 
 			if (!k)
-				reply_null_array(c);
+				reply_null(c);
 			else
 				command_info_one(c, k, k->fullname ? k->fullname : k->name);
 		}

@@ -35,7 +35,7 @@ struct cfg_opt {
 	const char *const *enums;
 };
 
-static const char *const loglevels[] = { "debug", "verbose", "notice", "warning", "nothing", NULL };
+static const char *const loglevels[] = { "debug", "verbose", "notice", "warning", NULL };
 
 static int threads_cfg;
 static char *unixsocket_str;
@@ -176,7 +176,7 @@ static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *e
 			}
 		}
 		snprintf(errbuf, errlen,
-			 "argument(s) must be one of the following: debug, verbose, notice, warning, nothing");
+			 "argument(s) must be one of the following: debug, verbose, notice, warning");
 		return errbuf;
 	case T_STR: {
 		char **p = o->ptr;

@@ -566,8 +566,12 @@ static void cmd_copy(struct conn *c, int argc)
 		} else if (util_strcaseeq(K(j), "db") && j + 1 < argc) {
 			long long dbid;
 
-			if (!util_str2ll(K(j + 1), &dbid) || dbid < INT32_MIN || dbid > INT32_MAX) {
+			if (!util_str2ll(K(j + 1), &dbid)) {
 				reply_error(c, ERR_NOT_INT);
+				return;
+			}
+			if (dbid < INT32_MIN || dbid > INT32_MAX) {
+				reply_error(c, "value is out of range, value must between -2147483648 and 2147483647");
 				return;
 			}
 			if (dbid != 0) {
@@ -1027,7 +1031,7 @@ static void ttl_generic(struct conn *c, int ms, int abs)
 		return;
 	}
 	if (abs) {
-		reply_int(c, ms ? exp : exp / 1000);
+		reply_int(c, ms ? exp : (exp + 500) / 1000);
 		return;
 	}
 	{
@@ -1183,7 +1187,18 @@ static void cmd_scan(struct conn *c, int argc)
 			return;
 		}
 	}
-	next = ht_scan_rcu(db, cursor, (size_t)count, keys_fn, &kl);
+	/* COUNT is a hint of work: a sparse table gets a few more steps, so a
+	 * small keyspace is returned in one call as Redis does. */
+	next = cursor;
+	for (int round = 0; round < 16; round++) {
+		if (ht_count(db) == 0) {
+			next = 0;
+			break;
+		}
+		next = ht_scan_rcu(db, next, (size_t)count - kl.n, keys_fn, &kl);
+		if (next == 0 || kl.n >= (size_t)count)
+			break;
+	}
 	if (type_none) {
 		for (size_t i = 0; i < kl.n; i++)
 			free(kl.k[i]);

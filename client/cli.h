@@ -145,6 +145,7 @@ struct cli_conn {
 	int fd;
 	char *rbuf;             /* bytes received and not yet consumed */
 	size_t rlen, rcap;
+	int eof;                /* the server closed the connection */
 	char err[256];          /* last error, for the user */
 };
 

@@ -135,6 +135,7 @@ struct cli_reply *cli_conn_read(struct cli_conn *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0) {
+			c->eof = 1;
 			snprintf(c->err, sizeof(c->err), "Error: Server closed the connection");
 			return NULL;
 		}

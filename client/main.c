@@ -232,7 +232,8 @@ static void sleep_seconds(double s)
 /*
  * Send one command and print its reply.  Push messages that arrive first are
  * printed on a terminal and dropped otherwise, as redis-cli does.
- * Return: 0 ok, 1 error reply, -1 connection failure (c->err says why).
+ * Return: 0 ok, 1 error reply, -1 connection failure (c->err says why),
+ * -2 the server closed the connection after SHUTDOWN (success).
  */
 static int run_command(struct cli_conn *c, const struct cli_opts *o, int argc, char **argv,
                        const size_t *lens)
@@ -246,8 +247,13 @@ static int run_command(struct cli_conn *c, const struct cli_opts *o, int argc, c
 		return -1;
 	for (;;) {
 		r = cli_conn_read(c);
-		if (!r)
+		if (!r) {
+			free(out.p);
+			/* SHUTDOWN succeeds by closing the connection (redis-cli is silent too). */
+			if (c->eof && !strcasecmp(argv[0], "shutdown"))
+				return -2;
 			return -1;
+		}
 		if (r->type != CLI_R_PUSH)
 			break;
 		if (isatty(STDOUT_FILENO) && o->output != CLI_OUT_RAW) {
@@ -311,6 +317,8 @@ static int command_mode(struct cli_opts *o, int argc, char **argv)
 	for (long long n = 0; o->repeat < 0 || n < o->repeat; n++) {
 		int r = run_command(&c, o, argc, av, lens);
 
+		if (r == -2)
+			break;
 		if (r < 0) {
 			fprintf(stderr, "%s\n", c.err);
 			rc = 1;
@@ -384,6 +392,11 @@ static int run_line(struct cli_conn *c, int *connected, struct cli_opts *o, cons
 			*connected = 1;
 		}
 		int r = run_command(c, o, argc, av, lens);
+		if (r == -2) {
+			cli_conn_close(c);
+			*connected = 0;
+			break;
+		}
 		if (r >= 0) {
 			rc = r;
 			if (r == 0 && argc == 2 && !strcasecmp(av[0], "select"))

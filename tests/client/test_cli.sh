@@ -213,4 +213,11 @@ if [ -n "$SERVER_PID" ]; then
 	check "interactive: server restarted (new pid)" [ -n "$SERVER_PID" ]
 fi
 
+if [ -n "$SERVER_PID" ]; then
+	C shutdown nosave >"$TMP/o" 2>"$TMP/e"; rc=$?
+	check "shutdown: exit 0, silent, as redis-cli" bash -c "[ $rc = 0 ] && [ ! -s '$TMP/o' ] && [ ! -s '$TMP/e' ]"
+	for _ in $(seq 1 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.02; done
+	check "shutdown: the server is gone" bash -c "! kill -0 $SERVER_PID 2>/dev/null"
+fi
+
 finish

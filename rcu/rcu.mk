@@ -9,3 +9,20 @@ $(RCU_LIB): $(RCU_OBJS)
 
 ALL_BINS += $(RCU_LIB)
 include tests/rcu/rcu_tests.mk
+
+# bench-srcu: SRCU figures (issue 3), run as part of bench-rcu.
+BENCH_SRCU := $(B)/bench/bench_srcu
+$(B)/bench/srcu/bench_srcu_urcu.o: bench/bench_srcu_urcu.c
+	$(call need_pc,liburcu-memb)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(call pc,--cflags,liburcu-memb) -c $< -o $@
+$(B)/bench/srcu/bench_srcu.o: bench/bench_srcu.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(BENCH_SRCU): $(B)/bench/srcu/bench_srcu.o $(B)/bench/srcu/bench_srcu_urcu.o $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pc,--libs,liburcu-memb) $(JEMALLOC_LIBS)
+.PHONY: bench-srcu
+bench-srcu:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/bench/bench_srcu
+	build/release/bench/bench_srcu
+bench-rcu: bench-srcu

@@ -13,7 +13,10 @@
  *  - Readers traverse with list_for_each_entry_rcu() / hlist_for_each_entry_rcu()
  *    and friends inside a read-side critical section of the flavor protecting
  *    the list (or between two quiescent states under QSBR).  They follow only
- *    `next` (and `first`) pointers, never `prev`/`pprev`.
+ *    `next` (and `first`) pointers, never `prev`/`pprev`.  Code that may also
+ *    run on the update side uses the `_check` forms, naming the lock it holds;
+ *    SRCU readers use the `_srcu` forms, naming their domain.  The RCU_DEBUG
+ *    build checks each traversal step against that protection.
  *  - Updaters (every non-traversal function here) exclude each other with a
  *    lock of the caller's choosing; this header takes no lock.  The `_rcu`
  *    updates may run while readers traverse; the plain ones may not, except
@@ -246,12 +249,45 @@ static inline void list_splice_init(struct list_head *list, struct list_head *he
 	     &pos->member != (head);                                         \
 	     pos = list_entry_rcu(pos->member.next, __typeof__(*pos), member))
 
+/* The entry a `next` link points at, loaded with rcu_dereference_check(). */
+#define list_entry_rcu_check(ptr, type, member, cond) \
+	container_of(rcu_dereference_check(ptr, cond), type, member)
+
+/**
+ * list_for_each_entry_rcu_check() - list_for_each_entry_rcu() for code that
+ * runs either inside a read-side section or on the update side.
+ * @cond: true when the caller holds the updater lock (e.g. a "lock held"
+ *        predicate); the RCU_DEBUG build accepts the traversal if @cond holds
+ *        or the thread is in a read-side section of the unit's flavor.
+ */
+#define list_for_each_entry_rcu_check(pos, head, member, cond)               \
+	for (pos = list_entry_rcu_check((head)->next, __typeof__(*pos), member, cond); \
+	     &pos->member != (head);                                         \
+	     pos = list_entry_rcu_check(pos->member.next, __typeof__(*pos), member, cond))
+
+/**
+ * list_for_each_entry_srcu() - walk an RCU list inside an SRCU read-side
+ * section of @ss (a struct srcu_struct *; include rcu/srcu.h).  The list's
+ * frees must wait for a grace period of @ss too (srcu_reclaim, DESIGN.md
+ * hazard 1).
+ */
+#define list_for_each_entry_srcu(pos, head, member, ss)                      \
+	for (pos = container_of(srcu_dereference((head)->next, ss), __typeof__(*pos), member); \
+	     &pos->member != (head);                                         \
+	     pos = container_of(srcu_dereference(pos->member.next, ss), __typeof__(*pos), member))
+
 /* As list_for_each_entry_rcu(), starting after @pos (which the caller reached
  * in the same read-side section). */
 #define list_for_each_entry_continue_rcu(pos, head, member)                  \
 	for (pos = list_entry_rcu(pos->member.next, __typeof__(*pos), member); \
 	     &pos->member != (head);                                         \
 	     pos = list_entry_rcu(pos->member.next, __typeof__(*pos), member))
+
+/* list_for_each_entry_continue_rcu() for read side or update side. */
+#define list_for_each_entry_continue_rcu_check(pos, head, member, cond)      \
+	for (pos = list_entry_rcu_check(pos->member.next, __typeof__(*pos), member, cond); \
+	     &pos->member != (head);                                         \
+	     pos = list_entry_rcu_check(pos->member.next, __typeof__(*pos), member, cond))
 
 /* The node @head->next points at, or NULL when the list is empty: one load. */
 static inline struct list_head *rcu_list_first_node_or_null(struct list_head *head)
@@ -517,6 +553,24 @@ static inline void hlist_del_init(struct hlist_node *n)
 	     pos = hlist_entry_safe(rcu_dereference(pos->member.next),       \
 				    __typeof__(*pos), member))
 
+/* hlist_for_each_entry_rcu() for read side or update side; @cond as in
+ * list_for_each_entry_rcu_check(). */
+#define hlist_for_each_entry_rcu_check(pos, head, member, cond)              \
+	for (pos = hlist_entry_safe(rcu_dereference_check((head)->first, cond), \
+				    __typeof__(*pos), member);               \
+	     pos;                                                            \
+	     pos = hlist_entry_safe(rcu_dereference_check(pos->member.next, cond), \
+				    __typeof__(*pos), member))
+
+/* hlist_for_each_entry_rcu() inside an SRCU read-side section of @ss
+ * (include rcu/srcu.h); see list_for_each_entry_srcu(). */
+#define hlist_for_each_entry_srcu(pos, head, member, ss)                     \
+	for (pos = hlist_entry_safe(srcu_dereference((head)->first, ss),     \
+				    __typeof__(*pos), member);               \
+	     pos;                                                            \
+	     pos = hlist_entry_safe(srcu_dereference(pos->member.next, ss),  \
+				    __typeof__(*pos), member))
+
 /* As hlist_for_each_entry_rcu(), starting after @pos (reached in the same
  * read-side section): for cursors that resume within one bucket. */
 #define hlist_for_each_entry_continue_rcu(pos, member)                       \
@@ -524,6 +578,14 @@ static inline void hlist_del_init(struct hlist_node *n)
 				    __typeof__(*pos), member);               \
 	     pos;                                                            \
 	     pos = hlist_entry_safe(rcu_dereference(pos->member.next),       \
+				    __typeof__(*pos), member))
+
+/* hlist_for_each_entry_continue_rcu() for read side or update side. */
+#define hlist_for_each_entry_continue_rcu_check(pos, member, cond)           \
+	for (pos = hlist_entry_safe(rcu_dereference_check(pos->member.next, cond), \
+				    __typeof__(*pos), member);               \
+	     pos;                                                            \
+	     pos = hlist_entry_safe(rcu_dereference_check(pos->member.next, cond), \
 				    __typeof__(*pos), member))
 
 /* hlist_first_rcu() - the first node of @h, or NULL.  Context: read side. */

@@ -121,9 +121,14 @@ void synchronize_srcu(struct srcu_struct *ss)
 	/* The caller's removals are visible before the counters are read. */
 	rcu_smp_mb();
 	if (srcu_no_readers(ss)) {
-		atomic_fetch_add_explicit(&ss->st_fast, 1, memory_order_relaxed);
-		/* The counter reads are ordered before the caller's frees. */
-		rcu_smp_mb();
+		/* Statistics only: a racy increment may lose a count, and costs
+		 * no locked instruction on the fast path. */
+		atomic_store_explicit(&ss->st_fast,
+				      atomic_load_explicit(&ss->st_fast, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		/* No trailing fence: the counter loads are seq_cst (acquire),
+		 * so the caller's frees cannot move above them, and a reader's
+		 * section happens before the decrement they read. */
 #if defined(RCU_DEBUG) && RCU_DEBUG
 		rcu_debug_srcu_sync_end(ss);
 #endif

@@ -6,9 +6,9 @@
  * ctr[completed & 1], carries a base of 1; a reader increments the active
  * counter unless it is zero (a drained counter) and remembers which one it
  * took; srcu_read_unlock() decrements it.  synchronize_srcu():
- *   fast path: if ctr[active] + ctr[other] <= 1 (read in that order, between
- *     full fences) no reader that began before the call is still inside, and
- *     it returns: three loads and two fences, no sleeping, no other thread;
+ *   fast path: if ctr[active] + ctr[other] <= 1 (read in that order, after a
+ *     full fence) no reader that began before the call is still inside, and
+ *     it returns: one fence and three loads, no sleeping, no other thread;
  *   slow path: move the base to the other counter (increment it, advance
  *     `completed`, decrement the old one), then sleep until the old counter
  *     drains to zero; the reader that drains it wakes the waiter (futex).
@@ -54,7 +54,8 @@ struct srcu_struct {
 	bool gp_running;
 	/* Even when idle, odd while a flip-and-drain runs; written by its runner. */
 	_Atomic unsigned long gp_seq;
-	_Atomic unsigned long st_fast, st_slow; /* synchronize_srcu() paths taken */
+	/* synchronize_srcu() paths taken; st_fast is a racy count (no RMW). */
+	_Atomic unsigned long st_fast, st_slow;
 	const char *name;
 };
 
@@ -136,7 +137,7 @@ int srcu_read_held(const struct srcu_struct *ss);
 
 /**
  * synchronize_srcu() - wait until every ss reader section that began before
- * the call has ended.  No reader: returns after two fences and three loads.
+ * the call has ended.  No reader: returns after one fence and three loads.
  * Context: any thread, not inside a read-side section of ss (self-deadlock,
  * Quick Quiz 6; the debug build aborts).  May sleep.
  */

@@ -428,10 +428,10 @@ static int mset_fn(struct ht_txn *tx, void *argp)
 
 static int run_txn(struct conn *c, size_t n, const int *argidx, ht_txn_fn fn, void *arg)
 {
-	const void *kstack[64];
-	size_t lstack[64];
-	const void **keys = n <= 64 ? kstack : xmalloc(n * sizeof(*keys));
-	size_t *lens = n <= 64 ? lstack : xmalloc(n * sizeof(*lens));
+	const void *kstack[16] = { 0 };
+	size_t lstack[16] = { 0 };
+	const void **keys = n <= 16 ? kstack : xmalloc(n * sizeof(*keys));
+	size_t *lens = n <= 16 ? lstack : xmalloc(n * sizeof(*lens));
 	int rc;
 
 	for (size_t i = 0; i < n; i++) {

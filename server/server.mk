@@ -14,10 +14,7 @@ else
 endif
 SERVER_OBJS := $(SERVER_SRCS:%.c=$(B)/%.o)
 
-# Under asan, UBSan's null check is off here for the reason tests/tests.mk
-# gives (the TLS address of rcu_qsbr_reader_tls after ld's IE->LE relaxation).
-$(SERVER_OBJS): CFLAGS += $(call pc,--cflags,libevent) -DSRV_JEMALLOC=$(USE_JEMALLOC) \
-	$(if $(filter asan,$(VARIANT)),-fno-sanitize=null)
+$(SERVER_OBJS): CFLAGS += $(call pc,--cflags,libevent) -DSRV_JEMALLOC=$(USE_JEMALLOC)
 
 $(B)/rcukv-server: $(SERVER_OBJS) $(SERVER_HT_LIB) $(RCU_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(SERVER_OBJS) $(SERVER_HT_LIB) $(RCU_LIB) \

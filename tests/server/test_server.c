@@ -702,7 +702,7 @@ static void test_concurrency(void)
 	int errors = 0;
 	char *r, want[32];
 
-	cmdf(c, "DEL conc:counter conc:shared conc:a conc:b");
+	free(cmdf(c, "DEL conc:counter conc:shared conc:a conc:b"));
 	for (int i = 0; i < CONC_THREADS; i++) {
 		t[i] = (struct conc){ i, quick ? 20 : 60, 0, 0 };
 		pthread_create(&th[i], NULL, conc_thread, &t[i]);
@@ -719,7 +719,7 @@ static void test_concurrency(void)
 	      CONC_THREADS * CONC_CLIENTS, r, total);
 	free(r);
 	printf("concurrency: %d clients, %ld INCRs\n", CONC_THREADS * CONC_CLIENTS, total);
-	cmdf(c, "DEL conc:counter conc:shared conc:a conc:b");
+	free(cmdf(c, "DEL conc:counter conc:shared conc:a conc:b"));
 	cl_free(c);
 }
 

@@ -23,3 +23,10 @@ $(B)/rcukv-server: $(SERVER_OBJS) $(SERVER_HT_LIB) $(RCU_LIB)
 ALL_BINS += $(B)/rcukv-server
 
 -include tests/server/server_tests.mk
+
+# make bench-server: redis-benchmark against rcukv-server and redis-server 7
+# (default and io-threads 2), alternating; BENCH_QUICK=1 for a short run.
+.PHONY: bench-server
+bench-server: $(B)/rcukv-server
+	@bench/bench_server.sh $(B)/rcukv-server
+BENCH_SUBJECTS += server

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# bench/bench_server.sh - rcukv-server against redis-server 7, side by side.
+#
+# Starts three servers fresh on loopback, persistence off:
+#   rcukv      build/<variant>/rcukv-server (threads = cores)
+#   redis      redis-server, default configuration
+#   redis_io2  redis-server --io-threads 2 --io-threads-do-reads yes
+# fills each with the same keys, then runs the real redis-benchmark with the
+# same flags against each in turn (alternating, repeated), per workload:
+#   get_p1 set_p1 get_p16 set_p16   (-c 50 --threads 2 -d 32 -r 1000000)
+# and reports, per system, the median over repeats of throughput, p50 and
+# p99 latency (redis-benchmark --csv), and CPU time per operation: the
+# server's user+sys time from /proc/PID/stat across the run divided by the
+# requests it served.  RATIO lines compare rcukv with the better Redis.
+#
+# Usage: bench/bench_server.sh [path/to/rcukv-server]
+# Env:   BENCH_QUICK=1 (one repeat, shorter sections), BENCH_REPEATS=N,
+#        BENCH_PORT=7280 (uses 3 ports from there)
+set -u
+SERVER=${1:-${B:-build/release}/rcukv-server}
+PORT0=${BENCH_PORT:-7280}
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+  REPEATS=${BENCH_REPEATS:-1}; N_P1=60000; N_P16=600000; N_FILL=300000
+else
+  REPEATS=${BENCH_REPEATS:-3}; N_P1=300000; N_P16=3000000; N_FILL=2000000
+fi
+CLK_TCK=$(getconf CLK_TCK)
+TMP=$(mktemp -d /tmp/rcukv-bench-server.XXXXXX)
+PIDS=()
+
+for tool in redis-server redis-benchmark; do
+  command -v $tool >/dev/null || { echo "bench_server: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
+done
+[ -x "$SERVER" ] || { echo "bench_server: $SERVER not built" >&2; exit 1; }
+
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+names=(rcukv redis redis_io2)
+ports=($PORT0 $((PORT0 + 1)) $((PORT0 + 2)))
+declare -A PID
+
+start() {  # name port
+  local name=$1 port=$2
+  case $name in
+    rcukv) "$SERVER" --port "$port" --bind 127.0.0.1 --loglevel warning >"$TMP/$name.log" 2>&1 & ;;
+    redis) redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+             --loglevel warning --dir "$TMP" >"$TMP/$name.log" 2>&1 & ;;
+    redis_io2) redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+             --io-threads 2 --io-threads-do-reads yes \
+             --loglevel warning --dir "$TMP" >"$TMP/$name.log" 2>&1 & ;;
+  esac
+  PID[$name]=$!
+  PIDS+=($!)
+  for _ in $(seq 100); do
+    redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  echo "bench_server: $name did not start on port $port" >&2
+  cat "$TMP/$name.log" >&2
+  exit 1
+}
+
+cpu_ticks() {  # pid -> utime+stime in ticks
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+echo "bench_server: $(nproc) cores, $REPEATS repeat(s), rcukv=$SERVER"
+for i in 0 1 2; do start "${names[$i]}" "${ports[$i]}"; done
+for i in 0 1 2; do
+  redis-benchmark -p "${ports[$i]}" -t set -n "$N_FILL" -P 64 -c 50 --threads 2 -d 32 \
+    -r 1000000 -q >/dev/null 2>&1
+  echo "filled ${names[$i]}: $(redis-cli -p "${ports[$i]}" dbsize) keys"
+done
+
+# results: lines "workload name rps p50 p99 cpu_us_per_op"
+RES=$TMP/results
+: >"$RES"
+workloads=(set_p1 get_p1 set_p16 get_p16)
+for rep in $(seq "$REPEATS"); do
+  for wl in "${workloads[@]}"; do
+    t=${wl%_p*}; P=${wl#*_p}
+    n=$N_P1; [ "$P" = 16 ] && n=$N_P16
+    # alternate the order of the systems from one repeat to the next
+    order=(0 1 2); [ $((rep % 2)) = 0 ] && order=(2 1 0)
+    for i in "${order[@]}"; do
+      name=${names[$i]}; port=${ports[$i]}; pid=${PID[$name]}
+      c0=$(cpu_ticks "$pid")
+      line=$(redis-benchmark -p "$port" -t "$t" -n "$n" -P "$P" -c 50 --threads 2 -d 32 \
+               -r 1000000 --csv 2>/dev/null | grep -v '^"test"' | tail -n 1)
+      c1=$(cpu_ticks "$pid")
+      # "SET","rps","avg","min","p50","p95","p99","max"
+      echo "$line" | tr -d '"' | awk -F, -v wl="$wl" -v name="$name" -v n="$n" \
+        -v dc=$((c1 - c0)) -v hz="$CLK_TCK" \
+        '{ printf "%s %s %s %s %s %.3f\n", wl, name, $2, $5, $7, dc / hz * 1e6 / n }' >>"$RES"
+      printf 'run %d %-8s %-9s %s\n' "$rep" "$wl" "$name" "$(tail -n 1 "$RES" | cut -d' ' -f3-)"
+    done
+  done
+done
+
+# medians and ratios
+awk -v wls="${workloads[*]}" '
+function median(arr, n,    i, j, t) {
+  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t }
+  return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
+}
+{ k = $1 SUBSEP $2; cnt[k]++; rps[k, cnt[k]] = $3; p50[k, cnt[k]] = $4; p99[k, cnt[k]] = $5; cpu[k, cnt[k]] = $6 }
+END {
+  split(wls, W, " "); split("rcukv redis redis_io2", S, " ")
+  for (w = 1; w <= 4; w++) for (s = 1; s <= 3; s++) {
+    k = W[w] SUBSEP S[s]; n = cnt[k]
+    for (i = 1; i <= n; i++) { a[i] = rps[k, i]; b[i] = p50[k, i]; c[i] = p99[k, i]; d[i] = cpu[k, i] }
+    R[k] = median(a, n); P5[k] = median(b, n); P9[k] = median(c, n); C[k] = median(d, n)
+    printf "BENCH server.%s.%s %.0f ops/s\n", W[w], S[s], R[k]
+    printf "BENCH server.%s.p50.%s %.3f ms\n", W[w], S[s], P5[k]
+    printf "BENCH server.%s.p99.%s %.3f ms\n", W[w], S[s], P9[k]
+    printf "BENCH server.%s.cpu_per_op.%s %.3f us\n", W[w], S[s], C[k]
+  }
+  for (w = 1; w <= 4; w++) {
+    r = W[w] SUBSEP "rcukv"; x = W[w] SUBSEP "redis"; y = W[w] SUBSEP "redis_io2"
+    best = (R[x] > R[y]) ? x : y
+    printf "RATIO server.%s %.2f higher\n", W[w], R[r] / R[best]
+    bp = (P9[x] < P9[y]) ? P9[x] : P9[y]
+    printf "RATIO server.%s.p99 %.2f lower\n", W[w], (bp > 0) ? P9[r] / bp : 0
+    bc = (C[x] < C[y]) ? C[x] : C[y]
+    printf "RATIO server.%s.cpu_per_op %.2f lower\n", W[w], (bc > 0) ? C[r] / bc : 0
+  }
+}' "$RES"

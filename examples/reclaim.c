@@ -22,10 +22,11 @@
 #include "rcu/rculist.h"
 
 struct item {
-	int alive;               /* 1 until the callback runs */
 	int value;
 	struct list_head node;   /* on `items`; writer is the only updater */
 	struct rcu_head rcu;     /* owned by RCU after call_rcu() */
+	int alive;               /* 1 until the callback runs; last, where free()
+				  * is least likely to overwrite it */
 };
 
 static LIST_HEAD(items);

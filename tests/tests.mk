@@ -37,3 +37,4 @@ TEST_BINS += $(B)/examples/$(1)
 endef
 $(eval $(call rcu_example,publish))
 $(eval $(call rcu_example,reclaim))
+$(eval $(call rcu_example,srcu_scan))

@@ -109,7 +109,8 @@ static int list_keys(struct list_head *head, unsigned long *out, int max)
 	struct elem *e;
 	int n = 0;
 
-	list_for_each_entry_rcu(e, head, l) {
+	/* Update side: the unit tests are single-threaded. */
+	list_for_each_entry_rcu_check(e, head, l, 1) {
 		if (n < max)
 			out[n] = e->key;
 		n++;
@@ -124,7 +125,7 @@ static int hlist_keys(struct hlist_head *head, unsigned long *out, int max)
 	struct elem *e;
 	int n = 0;
 
-	hlist_for_each_entry_rcu(e, head, h) {
+	hlist_for_each_entry_rcu_check(e, head, h, 1) {
 		if (n < max)
 			out[n] = e->key;
 		n++;
@@ -290,7 +291,7 @@ static void t_list_del_rcu(void)
 	CHECK(b.l.next == &c.l);
 	/* A reader standing on b walks on to c and then the head. */
 	pos = &b;
-	list_for_each_entry_continue_rcu(pos, &h, l)
+	list_for_each_entry_continue_rcu_check(pos, &h, l, 1)
 		sum += pos->key;
 	CHECK(sum == 3);
 	list_del_rcu(&a.l);
@@ -378,14 +379,58 @@ static void t_list_splice_init_rcu(void)
 	CHECK(list_well_formed(&dst) && list_empty(&src));
 }
 
+/* Runs fn(arg) on a registered thread inside a read-side section, so that
+ * reader-only accessors pass the RCU_DEBUG checker. */
+struct reader_call {
+	void (*fn)(void *);
+	void *arg;
+};
+
+static void *reader_call_thread(void *p)
+{
+	struct reader_call *c = p;
+
+	rcu_register_thread();
+	rcu_read_lock();
+	c->fn(c->arg);
+	rcu_read_unlock();
+	rcu_quiescent_state();
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void as_reader(void (*fn)(void *), void *arg)
+{
+	struct reader_call c = { fn, arg };
+	pthread_t t;
+
+	CHECK(pthread_create(&t, NULL, reader_call_thread, &c) == 0);
+	pthread_join(t, NULL);
+}
+
+struct first_arg {
+	struct list_head *h;
+	struct elem *got;
+};
+
+static void first_or_null(void *p)
+{
+	struct first_arg *a = p;
+
+	a->got = list_first_or_null_rcu(a->h, struct elem, l);
+}
+
 static void t_list_first_or_null_rcu(void)
 {
 	LIST_HEAD(h);
 	struct elem a = { .key = 1 };
+	struct first_arg fa = { .h = &h };
 
-	CHECK(list_first_or_null_rcu(&h, struct elem, l) == NULL);
+	as_reader(first_or_null, &fa);
+	CHECK(fa.got == NULL);
 	list_add_rcu(&a.l, &h);
-	CHECK(list_first_or_null_rcu(&h, struct elem, l) == &a);
+	as_reader(first_or_null, &fa);
+	CHECK(fa.got == &a);
 }
 
 static void t_hlist_plain(void)
@@ -423,6 +468,19 @@ static void t_hlist_plain(void)
 	CHECK(hlist_empty(&h));
 }
 
+static int hlist_accessors_ok;
+
+/* Reader side of t_hlist_add_head_rcu(): the list is a(1) -> b(2). */
+static void hlist_accessors(void *p)
+{
+	struct hlist_head *h = p;
+	struct hlist_node *first = hlist_first_rcu(h);
+
+	hlist_accessors_ok = first && hlist_next_rcu(first) &&
+			     !hlist_next_rcu(hlist_next_rcu(first)) &&
+			     hlist_entry(first, struct elem, h)->key == 1;
+}
+
 static void t_hlist_add_head_rcu(void)
 {
 	HLIST_HEAD(h);
@@ -432,8 +490,8 @@ static void t_hlist_add_head_rcu(void)
 	hlist_add_head_rcu(&a.h, &h);
 	HLIST_IS(&h, 1, 2);
 	CHECK(hlist_well_formed(&h));
-	CHECK(hlist_first_rcu(&h) == &a.h && hlist_next_rcu(&a.h) == &b.h);
-	CHECK(hlist_next_rcu(&b.h) == NULL);
+	as_reader(hlist_accessors, &h);
+	CHECK(hlist_accessors_ok);
 }
 
 static void t_hlist_add_before_rcu(void)
@@ -478,7 +536,7 @@ static void t_hlist_del_rcu(void)
 	CHECK(b.h.next == &c.h);   /* Quick Quiz 7: next left for readers */
 	CHECK(!hlist_unhashed(&b.h));
 	pos = &b;
-	hlist_for_each_entry_continue_rcu(pos, h)
+	hlist_for_each_entry_continue_rcu_check(pos, h, 1)
 		sum += pos->key;
 	CHECK(sum == 3);
 	hlist_del_rcu(&a.h);       /* the first node */

@@ -238,8 +238,9 @@ static inline void list_splice_init(struct list_head *list, struct list_head *he
  * @pos:    loop cursor, a pointer to the entry type
  * @head:   the list head
  * @member: name of the struct list_head inside the entry
- * Context: read-side critical section of the flavor protecting the list, or
- * the update side (updater lock held).  Every `next` is loaded with
+ * Context: read-side critical section of the flavor protecting the list (the
+ * update side uses list_for_each_entry_rcu_check(), which the RCU_DEBUG build
+ * accepts with the updater lock held).  Every `next` is loaded with
  * rcu_dereference(), so an entry published with list_add_rcu() is seen
  * initialised.  Terminates even while entries are added and deleted: deleted
  * entries keep their `next`, which leads back onto the list.
@@ -543,8 +544,9 @@ static inline void hlist_del_init(struct hlist_node *n)
  * @pos:    loop cursor, a pointer to the entry type
  * @head:   the struct hlist_head *
  * @member: name of the struct hlist_node inside the entry
- * Context: read-side critical section of the flavor protecting the list, or
- * the update side.  Every link is loaded with rcu_dereference().
+ * Context: read-side critical section of the flavor protecting the list (the
+ * update side uses hlist_for_each_entry_rcu_check()).  Every link is loaded
+ * with rcu_dereference().
  */
 #define hlist_for_each_entry_rcu(pos, head, member)                          \
 	for (pos = hlist_entry_safe(rcu_dereference((head)->first),          \

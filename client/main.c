@@ -272,6 +272,47 @@ static int run_command(struct cli_conn *c, const struct cli_opts *o, int argc, c
 	return rc;
 }
 
+/* Commands after which the server keeps sending: (p/s)subscribe, monitor. */
+static int is_streaming(const char *cmd)
+{
+	return !strcasecmp(cmd, "subscribe") || !strcasecmp(cmd, "psubscribe") ||
+	       !strcasecmp(cmd, "ssubscribe") || !strcasecmp(cmd, "monitor");
+}
+
+/*
+ * Print every message until the connection ends or the user interrupts, as
+ * redis-cli does after SUBSCRIBE or MONITOR.  Return: the exit status.
+ */
+static int stream_mode(struct cli_conn *c, const struct cli_opts *o, int argc, char **argv,
+                       const size_t *lens)
+{
+	enum cli_output mode = out_mode(o);
+	struct cli_buf out = {0};
+	struct cli_reply *r;
+	int rc = 0;
+
+	if (mode == CLI_OUT_TTY && strcasecmp(argv[0], "monitor") != 0) {
+		printf("Reading messages... (press Ctrl-C to quit)\n");
+		fflush(stdout);
+	}
+	if (cli_conn_send(c, argc, argv, lens) != 0) {
+		fprintf(stderr, "%s\n", c->err);
+		return 1;
+	}
+	while ((r = cli_conn_read(c)) != NULL) {
+		out.len = 0;
+		cli_format_reply(&out, r, mode);
+		fwrite(out.p, 1, out.len, stdout);
+		fflush(stdout);
+		if (r->type == CLI_R_ERROR)
+			rc = 1;
+		cli_reply_free(r);
+	}
+	fprintf(stderr, "%s\n", c->err);
+	free(out.p);
+	return rc ? rc : 1;
+}
+
 static int connect_and_greet(struct cli_conn *c, const struct cli_opts *o)
 {
 	if (cli_conn_open(c, &o->c) != 0)
@@ -314,6 +355,10 @@ static int command_mode(struct cli_opts *o, int argc, char **argv)
 		lens[argc] = in.len;
 		argc++;
 	}
+	if (is_streaming(av[0])) {
+		rc = stream_mode(&c, o, argc, av, lens);
+		goto out;
+	}
 	for (long long n = 0; o->repeat < 0 || n < o->repeat; n++) {
 		int r = run_command(&c, o, argc, av, lens);
 
@@ -329,6 +374,7 @@ static int command_mode(struct cli_opts *o, int argc, char **argv)
 		if (o->repeat < 0 || n + 1 < o->repeat)
 			sleep_seconds(o->interval);
 	}
+out:
 	cli_conn_close(&c);
 	free(in.p);
 	free(av);

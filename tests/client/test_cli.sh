@@ -2,9 +2,9 @@
 # tests/client/test_cli.sh: rcukv-cli command, line and interactive modes,
 # compared byte for byte with the real redis-cli against the same server.
 #
-# Every comparison runs three ways, as redis-cli prints differently in each:
-# stdout a pipe (raw form), --no-raw (terminal form), and stdout a terminal
-# (under script(1)).  RESP3 replies come from DEBUG PROTOCOL when the server
+# Comparisons run with stdout a pipe (raw form) and with --no-raw (terminal
+# form); a sample of every reply type also runs with stdout a terminal (under
+# script(1)), as redis-cli prints differently in each case.  RESP3 replies come from DEBUG PROTOCOL when the server
 # has it (redis-server is started with enable-debug-command).
 #
 # Target: RCUKV_TEST_HOST/RCUKV_TEST_PORT, or a redis-server started here on
@@ -30,11 +30,16 @@ on_tty() {
 	script -qec "$(printf '%q ' "$@")" /dev/null </dev/null
 }
 
-# same NAME ARGS...: stdout of rcukv-cli and redis-cli must match in all three forms.
-same() {
+# same NAME ARGS...: stdout of rcukv-cli and redis-cli must match, raw and formatted.
+# same_tty NAME ARGS...: the same, and also with stdout a terminal (slower: script(1)),
+# used for a sample of each reply type since the terminal form is the --no-raw form
+# except for push messages.
+same() { MODES="pipe no-raw" compare "$@"; }
+same_tty() { MODES="pipe no-raw tty" compare "$@"; }
+compare() {
 	local name=$1; shift
 	local mode
-	for mode in pipe no-raw tty; do
+	for mode in $MODES; do
 		case $mode in
 		pipe)   C "$@" >"$TMP/a" 2>/dev/null; R "$@" >"$TMP/b" 2>/dev/null ;;
 		no-raw) C --no-raw "$@" >"$TMP/a" 2>/dev/null; R --no-raw "$@" >"$TMP/b" 2>/dev/null ;;
@@ -65,17 +70,17 @@ R set empty "" >/dev/null
 for proto in -2 -3; do
 	p=${proto#-}
 	same "resp$p status" $proto set s2 "x"
-	same "resp$p string" $proto get s
+	same_tty "resp$p string" $proto get s
 	same "resp$p binary string" $proto get bin
 	same "resp$p empty string" $proto get empty
-	same "resp$p nil" $proto get nokey
+	same_tty "resp$p nil" $proto get nokey
 	same "resp$p integer" $proto exists s
 	same "resp$p negative integer" $proto ttl s
-	same "resp$p error" $proto foo bar
+	same_tty "resp$p error" $proto foo bar
 	same "resp$p wrongtype" $proto lpush s x
-	same "resp$p array 13" $proto lrange l 0 -1
+	same_tty "resp$p array 13" $proto lrange l 0 -1
 	same "resp$p empty array" $proto lrange nolist 0 -1
-	same "resp$p hash" $proto hgetall h
+	same_tty "resp$p hash" $proto hgetall h
 	same "resp$p empty hash" $proto hgetall nohash
 	same "resp$p set" $proto smembers st
 	same "resp$p empty set" $proto smembers noset
@@ -83,8 +88,8 @@ for proto in -2 -3; do
 	same "resp$p zscore" $proto zscore z b
 	same "resp$p nested stream" $proto xrange xs - +
 	same "resp$p config map" $proto config get maxmemory*
-	same "resp$p nested eval" $proto eval "return {1,{2,{3,'x'}},'a',{}}" 0
-	same "resp$p error in array" $proto eval "return {1,redis.error_reply('bad'),2}" 0
+	same_tty "resp$p nested eval" $proto eval "return {1,{2,{3,'x'}},'a',{}}" 0
+	same_tty "resp$p error in array" $proto eval "return {1,redis.error_reply('bad'),2}" 0
 	same "resp$p status from eval" $proto eval "return redis.status_reply('FINE')" 0
 	same "resp$p nil in array" $proto hmget h f1 nofield f2
 	same "resp$p multiline" $proto echo "two
@@ -94,7 +99,7 @@ done
 if [ "$(R debug protocol string 2>/dev/null)" = "Hello World" ]; then
 	for t in string integer double null array set map push verbatim true false; do
 		same "resp2 debug protocol $t" -2 debug protocol $t
-		same "resp3 debug protocol $t" -3 debug protocol $t
+		same_tty "resp3 debug protocol $t" -3 debug protocol $t
 	done
 	# Not compared: redis-cli 7.0 cannot print RESP3 big numbers or attributes.
 	out=$(C -3 debug protocol bignum)
@@ -130,6 +135,23 @@ if [ -n "$SOCK" ]; then
 	check "-s unix socket" [ "$out" = PONG ]
 fi
 check "--raw on a terminal" bash -c "[ \"\$(script -qec '$CLI -h $HOST -p $PORT --raw get s' /dev/null | tr -d '\r')\" = 'hello world' ]"
+
+# ---- streaming: SUBSCRIBE prints messages until interrupted ----
+publish_once() { # publish until one subscriber got it (bounded)
+	for _ in $(seq 1 100); do
+		[ "$(R publish chan hello)" = 1 ] && return 0
+		sleep 0.02
+	done
+}
+for proto in -2 -3; do
+	publish_once & pp=$!
+	timeout 0.6 "$CLI" -h "$HOST" -p "$PORT" --no-raw $proto subscribe chan >"$TMP/a" 2>/dev/null
+	wait $pp
+	publish_once & pp=$!
+	timeout 0.6 redis-cli -h "$HOST" -p "$PORT" --no-raw $proto subscribe chan >"$TMP/b" 2>/dev/null
+	wait $pp
+	check "subscribe ${proto#-}: messages as redis-cli prints them" cmp -s "$TMP/a" "$TMP/b"
+done
 
 # ---- exit codes and messages ----
 C get s >/dev/null; check "exit 0 on success" [ $? = 0 ]

@@ -143,13 +143,18 @@ publish_once() { # publish until one subscriber got it (bounded)
 		sleep 0.02
 	done
 }
+subscribe_run() { # subscribe_run OUT CLIENT...: subscribe, receive one message, stop
+	local out=$1; shift
+	"$@" -h "$HOST" -p "$PORT" --no-raw $proto subscribe chan >"$out" 2>/dev/null &
+	local sp=$!
+	publish_once
+	sleep 0.2
+	kill $sp 2>/dev/null
+	wait $sp 2>/dev/null
+}
 for proto in -2 -3; do
-	publish_once & pp=$!
-	timeout 0.6 "$CLI" -h "$HOST" -p "$PORT" --no-raw $proto subscribe chan >"$TMP/a" 2>/dev/null
-	wait $pp
-	publish_once & pp=$!
-	timeout 0.6 redis-cli -h "$HOST" -p "$PORT" --no-raw $proto subscribe chan >"$TMP/b" 2>/dev/null
-	wait $pp
+	subscribe_run "$TMP/a" "$CLI"
+	subscribe_run "$TMP/b" redis-cli
 	check "subscribe ${proto#-}: messages as redis-cli prints them" cmp -s "$TMP/a" "$TMP/b"
 done
 

@@ -37,7 +37,10 @@ struct cfg_opt {
 
 static const char *const loglevels[] = { "debug", "verbose", "notice", "warning", NULL };
 
+static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER;  /* mutable string options */
 static int threads_cfg;
+static char *save_str;           /* accepted for compatibility; no persistence yet */
+static int appendonly_cfg;       /* accepted for compatibility; only "no" */
 static char *unixsocket_str;
 
 #define OPT(n, t, m, p, lo, hi, e) { n, t, m, (void *)(p), lo, hi, e }
@@ -59,12 +62,13 @@ static const struct cfg_opt opts[] = {
 	    LLONG_MAX, NULL),
 	OPT("hz", T_INT, 1, &g_cfg.hz, 1, 500, NULL),
 	OPT("tcp-backlog", T_INT, 0, &g_cfg.tcp_backlog, 0, INT_MAX, NULL),
+	OPT("save", T_STR, 1, &save_str, 0, 0, NULL),
+	OPT("appendonly", T_BOOL, 1, &appendonly_cfg, 0, 1, NULL),
 	OPT("client-output-buffer-pause", T_MEM, 1, &g_cfg.client_output_buffer_soft, 16 * 1024,
 	    LLONG_MAX, NULL),
 };
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
 
-static int bind_from_cmdline_or_file;
 
 void cfg_defaults(void)
 {
@@ -100,7 +104,7 @@ static const struct cfg_opt *find_opt(const char *name, size_t len)
 static void store_int(const struct cfg_opt *o, long long v)
 {
 	if (o->ptr == &g_cfg.port || o->ptr == &threads_cfg || o->ptr == &g_cfg.tcp_backlog ||
-	    o->ptr == &g_cfg.daemonize)
+	    o->ptr == &g_cfg.daemonize || o->ptr == &appendonly_cfg)
 		*(int *)o->ptr = (int)v;
 	else if (o->ptr == &g_cfg.unixsocketperm)
 		*(unsigned int *)o->ptr = (unsigned int)v;
@@ -113,7 +117,7 @@ static void store_int(const struct cfg_opt *o, long long v)
 static long long load_int(const struct cfg_opt *o)
 {
 	if (o->ptr == &g_cfg.port || o->ptr == &threads_cfg || o->ptr == &g_cfg.tcp_backlog ||
-	    o->ptr == &g_cfg.daemonize)
+	    o->ptr == &g_cfg.daemonize || o->ptr == &appendonly_cfg)
 		return *(int *)o->ptr;
 	if (o->ptr == &g_cfg.unixsocketperm)
 		return *(unsigned int *)o->ptr;
@@ -123,61 +127,72 @@ static long long load_int(const struct cfg_opt *o)
 }
 
 /*
- * Check and apply one option.  argv[0..argc) are the values.  Return NULL on
- * success or a static message naming the reason.  *errbuf receives formatted
- * messages (range errors).
+ * Parse one value of a numeric, boolean or enum option into *v.  Return NULL
+ * or a message naming the reason (static, or formatted into errbuf).
  */
-static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *errbuf,
-			 size_t errlen)
+static const char *parse_value(const struct cfg_opt *o, const char *arg, long long *v,
+			       char *errbuf, size_t errlen)
 {
-	long long v;
-
-	if (o->type != T_BIND && argc != 1)
-		return "wrong number of arguments";
 	switch (o->type) {
 	case T_BOOL:
-		if (!strcasecmp(argv[0], "yes"))
-			v = 1;
-		else if (!strcasecmp(argv[0], "no"))
-			v = 0;
+		if (o->ptr == &appendonly_cfg && !strcasecmp(arg, "yes"))
+			return "rcukv has no append-only file (persistence comes with a later issue)";
+		if (!strcasecmp(arg, "yes"))
+			*v = 1;
+		else if (!strcasecmp(arg, "no"))
+			*v = 0;
 		else
 			return "argument must be 'yes' or 'no'";
-		store_int(o, v);
 		return NULL;
 	case T_INT:
-		if (!util_str2ll(argv[0], strlen(argv[0]), &v))
+		if (!util_str2ll(arg, strlen(arg), v))
 			return "argument couldn't be parsed into an integer";
-		goto range;
+		break;
 	case T_OCTAL: {
 		char *end;
 
-		v = strtoll(argv[0], &end, 8);
-		if (!argv[0][0] || *end)
+		*v = strtoll(arg, &end, 8);
+		if (!arg[0] || *end)
 			return "argument couldn't be parsed into an integer";
-		goto range;
+		break;
 	}
 	case T_MEM: {
 		unsigned long long u;
 
-		if (argv[0][0] == '-') {
-			snprintf(errbuf, errlen, "argument must be a memory value");
-			return errbuf;
-		}
-		if (!util_memtoull(argv[0], &u) || u > LLONG_MAX)
+		if (!util_memtoull(arg, &u) || u > LLONG_MAX)
 			return "argument must be a memory value";
-		v = (long long)u;
-		goto range;
+		*v = (long long)u;
+		break;
 	}
 	case T_ENUM:
 		for (int i = 0; o->enums[i]; i++) {
-			if (!strcasecmp(argv[0], o->enums[i])) {
-				store_int(o, i);
+			if (!strcasecmp(arg, o->enums[i])) {
+				*v = i;
 				return NULL;
 			}
 		}
-		snprintf(errbuf, errlen,
-			 "argument(s) must be one of the following: debug, verbose, notice, warning");
+		return "argument(s) must be one of the following: debug, verbose, notice, warning";
+	default:
+		return "not a numeric option";
+	}
+	if (*v < o->min || *v > o->max) {
+		snprintf(errbuf, errlen, "argument must be between %lld and %lld inclusive", o->min,
+			 o->max);
 		return errbuf;
+	}
+	return NULL;
+}
+
+/* Check and apply one option at start-up; argv[0..argc) are the values. */
+static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *errbuf,
+			 size_t errlen)
+{
+	long long v;
+	const char *err;
+
+	if (o->type != T_BIND && argc != 1)
+		return "wrong number of arguments";
+	switch (o->type) {
 	case T_STR: {
 		char **p = o->ptr;
 
@@ -193,18 +208,13 @@ static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *e
 		g_cfg.nbind = 0;
 		for (int i = 0; i < argc; i++)
 			g_cfg.bind[g_cfg.nbind++] = xstrdup(argv[i]);
-		bind_from_cmdline_or_file = 1;
 		return NULL;
+	default:
+		err = parse_value(o, argv[0], &v, errbuf, errlen);
+		if (!err)
+			store_int(o, v);
+		return err;
 	}
-	return "bad option type";
-range:
-	if (v < o->min || v > o->max) {
-		snprintf(errbuf, errlen, "argument must be between %lld and %lld inclusive", o->min,
-			 o->max);
-		return errbuf;
-	}
-	store_int(o, v);
-	return NULL;
 }
 
 __attribute__((noreturn)) static void fatal_line(const char *file, int lineno, const char *line,
@@ -326,7 +336,6 @@ void cfg_load(int argc, char **argv)
 		g_cfg.threads = 1;
 	if (unixsocket_str && unixsocket_str[0])
 		g_cfg.unixsocket = xstrdup(unixsocket_str);
-	(void)bind_from_cmdline_or_file;
 }
 
 /* ------------------------------------------------------------ CONFIG */
@@ -350,7 +359,9 @@ static void opt_value(const struct cfg_opt *o, char *buf, size_t len)
 	case T_STR: {
 		char *const *p = o->ptr;
 
+		pthread_mutex_lock(&str_lock);
 		snprintf(buf, len, "%s", *p ? *p : "");
+		pthread_mutex_unlock(&str_lock);
 		break;
 	}
 	case T_BIND: {
@@ -427,39 +438,45 @@ void cfg_cmd_set(struct conn *c, int argc)
 		}
 		found[nfound++] = o;
 	}
-	/* Dry run on copies: every mutable option is an atomic integer, so parse
-	 * into a scratch and compare. */
+	/* Parse every value first: all or nothing, as Redis 7. */
 	long long vals[64];
 
 	for (int k = 0; k < nfound; k++) {
 		const struct cfg_opt *o = found[k];
-		struct cfg_opt tmp = *o;
-		long long scratch = 0;
-		_Atomic long long ascratch = 0;
-		_Atomic int iscratch = 0;
-		char *argv1[1] = { (char *)ARGV(c, 2 + 2 * k + 1) };
-		const char *err;
+		const char *err = NULL;
 
-		if (o->ptr == &g_cfg.loglevel)
-			tmp.ptr = &iscratch;
-		else
-			tmp.ptr = &ascratch;
-		err = apply(&tmp, 1, argv1, errbuf, sizeof(errbuf));
+		if (o->type != T_STR)
+			err = parse_value(o, ARGV(c, 2 + 2 * k + 1), &vals[k], errbuf, sizeof(errbuf));
 		if (err) {
 			reply_errorf(c, "CONFIG SET failed (possibly related to argument '%s') - %s",
 				     o->name, err);
 			return;
 		}
-		scratch = (o->ptr == &g_cfg.loglevel) ? atomic_load(&iscratch) : atomic_load(&ascratch);
-		vals[k] = scratch;
 	}
-	for (int k = 0; k < nfound; k++)
-		store_int(found[k], vals[k]);
+	for (int k = 0; k < nfound; k++) {
+		const struct cfg_opt *o = found[k];
+
+		if (o->type == T_STR) {
+			/* "save" only: string options are read by CONFIG GET on other
+			 * threads, so they change under str_lock. */
+			char *nv = xstrdup(ARGV(c, 2 + 2 * k + 1)), *old;
+
+			pthread_mutex_lock(&str_lock);
+			old = *(char **)o->ptr;
+			*(char **)o->ptr = nv;
+			pthread_mutex_unlock(&str_lock);
+			free(old);
+		} else if (o->ptr != &appendonly_cfg) {
+			store_int(o, vals[k]);
+		}
+	}
 	reply_ok(c);
 }
 
 void cfg_free_extra(void)
 {
+	free(save_str);
+	save_str = NULL;
 	free(unixsocket_str);
 	unixsocket_str = NULL;
 }

@@ -249,7 +249,6 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	long long limit;
 
 	(void)what;
-	c->w->ran++;
 	conn_online(c->w);
 	hint = conn_read_hint(c);
 	room = c->qcap - c->qlen;
@@ -352,7 +351,6 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	c->w->ran++;
 	conn_online(c->w);
 	was_paused = !c->reading;
 	if (conn_flush(c) < 0)
@@ -410,7 +408,6 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		srv_log(LL_WARNING, "eventfd read failed: %s", strerror(errno));
-	w->ran++;
 	conn_online(w);
 	if (atomic_load_explicit(&w->stop, memory_order_acquire)) {
 		worker_close_all(w);
@@ -465,22 +462,16 @@ static void *worker_main(void *arg)
 	for (;;) {
 		int r;
 
-		/* Busy path: run what is ready without blocking, staying online;
-		 * each turn ends in a quiescent state (no command is running, no
-		 * table reference is held). */
-		w->ran = 0;
-		r = event_base_loop(w->base, EVLOOP_NONBLOCK);
+		/* One loop turn: no command is running and no table reference is
+		 * held here, so report a quiescent state, then block offline so grace
+		 * periods never wait for an idle worker.  Callbacks come back online
+		 * (conn_online()) before touching the table; a busy worker thus pays
+		 * one offline/online pair (two fences) per epoll_wait. */
 		rcu_quiescent_state();
-		if (r < 0 || event_base_got_break(w->base))
-			break;
-		if (w->ran)
-			continue;
-		/* Nothing was ready: block offline so grace periods need not wait. */
 		rcu_thread_offline();
 		w->online = 0;
 		r = event_base_loop(w->base, EVLOOP_ONCE);
 		conn_online(w);
-		rcu_quiescent_state();
 		if (r < 0 || event_base_got_break(w->base))
 			break;
 	}

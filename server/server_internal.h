@@ -198,7 +198,6 @@ struct worker {
 	int npending, cap_pending;
 	_Atomic int stop;
 	int online;                     /* QSBR online; owner thread */
-	unsigned ran;                   /* callbacks run this loop turn; owner */
 	struct conn *conns;             /* owner thread */
 	_Atomic int nconns;
 	struct wstats st;

@@ -6,7 +6,7 @@
 # counts, the GET:SET ratio, key space and patterns, value sizes, command
 # templates, pipelining, hits and misses, error counting.  Outputs: --json,
 # --hdr (HdrHistogram text), --svg and --svg-compare parsed by xmllint.
-# Coordinated omission: the server is stopped (SIGSTOP) for about 150 ms in
+# Coordinated omission: the server is stopped (SIGSTOP) for about 300 ms in
 # the middle of an open-loop and of a closed-loop run; the open-loop p99 must
 # show the stall and the closed-loop p99 must not; the test asserts on the
 # ratio of the two, never on an absolute time.  Faults: unreachable server,
@@ -133,12 +133,12 @@ check "svg-compare: missing file is an error" [ $? = 1 ]
 
 # ---- coordinated omission: stall the server under open and closed loop ----
 if [ -n "$SERVER_PID" ]; then
-	stall_run() { # stall_run JSON ARGS...: SIGSTOP the server ~150 ms, 0.5 s into a 1.5 s run
+	stall_run() { # stall_run JSON ARGS...: SIGSTOP the server ~300 ms, 0.5 s into a 1.5 s run
 		local json=$1; shift
 		B -c 1 --duration 1.5 --json "$json" "$@" >"$json.txt" &
 		local bp=$!
 		sleep 0.5
-		kill -STOP "$SERVER_PID"; sleep 0.15; kill -CONT "$SERVER_PID"
+		kill -STOP "$SERVER_PID"; sleep 0.3; kill -CONT "$SERVER_PID"
 		wait $bp
 	}
 	fresh

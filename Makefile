@@ -15,6 +15,7 @@ VARIANT ?= release
 B := build/$(VARIANT)
 
 CC ?= gcc
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wformat=2 -Wundef
 CFLAGS_BASE := -std=c11 -O2 -g -D_GNU_SOURCE -pthread -MMD -MP -I. $(WARN)
@@ -65,7 +66,7 @@ TEST_BINS :=        # binaries that print 'N passed, M failed'
 TEST_SCRIPTS :=     # scripts run by tests/run.sh after the binaries
 BENCH_SUBJECTS :=
 
-.PHONY: all deps test test-run asan tsan torture run bench clean install
+.PHONY: all deps test test-run build-tests asan tsan torture run bench clean install
 all:
 
 include rcu/rcu.mk
@@ -82,16 +83,21 @@ deps:
 
 # test: install, build, run.  test-run skips the package check (used by asan/tsan).
 test: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) build-tests
 	@$(MAKE) --no-print-directory test-run
 
 test-run: $(TEST_BINS)
 	@VARIANT=$(VARIANT) B=$(B) tests/run.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
 asan: deps
+	@$(MAKE) --no-print-directory VARIANT=asan -j$(NPROC) build-tests
 	@$(MAKE) --no-print-directory VARIANT=asan test-run
 
 tsan: deps
+	@$(MAKE) --no-print-directory VARIANT=tsan -j$(NPROC) build-tests
 	@$(MAKE) --no-print-directory VARIANT=tsan test-run
+
+build-tests: $(TEST_BINS)
 
 torture: deps
 	@$(MAKE) --no-print-directory TORTURE_SECONDS=$${TORTURE_SECONDS:-60} test-run

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -942,6 +943,132 @@ static void test_hostile(void)
 	}
 }
 
+/* ------------------------------------------------------- limits, admin */
+
+/* Wait (bounded) until the server closes c; 1 if it did. */
+static int closed_by_server(struct cl *c, int ms)
+{
+	int r;
+
+	do
+		r = cl_fill(c, ms);
+	while (r == 0);
+	return r == -1;
+}
+
+static void test_limits(void)
+{
+	struct cl *a = cl_new(), *b = cl_new();
+	char *r, cmd[64];
+
+	/* CLIENT KILL ID of a client (likely on another worker) */
+	r = cmdf(b, "CLIENT ID");
+	snprintf(cmd, sizeof(cmd), "CLIENT KILL ID %s", r + 1);
+	cmd[strcspn(cmd, "\r")] = '\0';
+	free(r);
+	expect(a, ":1\r\n", "%s", cmd);
+	CHECK(closed_by_server(b, 5000), "CLIENT KILL ID: victim not closed");
+	cl_free(b);
+	/* CLIENT KILL ADDR (old form) */
+	b = cl_new();
+	r = cmdf(b, "CLIENT INFO");
+	{
+		char *ad = strstr(r, "addr="), addr[64];
+
+		sscanf(ad + 5, "%63s", addr);
+		expect(a, "+OK\r\n", "CLIENT KILL %s", addr);
+	}
+	free(r);
+	CHECK(closed_by_server(b, 5000), "CLIENT KILL addr: victim not closed");
+	cl_free(b);
+	/* CLIENT KILL SKIPME no kills the caller after the reply */
+	b = cl_new();
+	r = cmdf(b, "CLIENT INFO");
+	{
+		char *ad = strstr(r, "laddr="), la[64];
+
+		sscanf(ad + 6, "%63s", la);
+		free(r);
+		r = cmdf(b, "CLIENT KILL ADDR 1.1.1.1:1 SKIPME no");
+		CHECK(!strcmp(r, ":0\r\n"), "CLIENT KILL ADDR none: %s", r);
+		free(r);
+	}
+	cl_free(b);
+
+	/* maxclients */
+	{
+		struct cl *many[8];
+		int rejected = 0;
+
+		expect(a, "+OK\r\n", "CONFIG SET maxclients 4");
+		for (int i = 0; i < 8; i++) {
+			many[i] = cl_new();
+			r = cmdf(many[i], "PING");
+			if (!strcmp(r, "-ERR max number of clients reached\r\n"))
+				rejected++;
+			free(r);
+		}
+		CHECK(rejected >= 4, "maxclients 4: %d of 8 extra clients rejected", rejected);
+		for (int i = 0; i < 8; i++)
+			cl_free(many[i]);
+		usleep(100000);
+		expect(a, "+OK\r\n", "CONFIG SET maxclients 10000");
+	}
+	/* client-query-buffer-limit: a 3 MB bulk over a 1 MB limit is dropped */
+	{
+		struct cl *q = cl_new();
+		size_t n = 3 << 20;
+		char *big = malloc(n + 64);
+		int hl = sprintf(big, "*3\r\n$3\r\nSET\r\n$1\r\nq\r\n$%zu\r\n", n);
+
+		expect(a, "+OK\r\n", "CONFIG SET client-query-buffer-limit 1mb proto-max-bulk-len 4mb");
+		memset(big + hl, 'q', n);
+		send_all(q->fd, big, (size_t)hl + n);
+		CHECK(closed_by_server(q, 5000), "query buffer limit: client not closed");
+		cl_free(q);
+		free(big);
+		expect(a, "+OK\r\n",
+		       "CONFIG SET client-query-buffer-limit 1gb proto-max-bulk-len 512mb");
+		expect(a, ":0\r\n", "EXISTS q");
+	}
+	/* timeout: an idle client is closed, an active one is not */
+	{
+		struct cl *idle = cl_new();
+
+		expect(idle, "+PONG\r\n", "PING");
+		expect(a, "+OK\r\n", "CONFIG SET timeout 1");
+		CHECK(closed_by_server(idle, 6000), "timeout 1: idle client not closed");
+		cl_free(idle);
+		cl_free(a);             /* idle as well by now */
+		a = cl_new();
+		expect(a, "+OK\r\n", "CONFIG SET timeout 0");
+	}
+	CHECK(still_serving(), "server alive after limit tests");
+	cl_free(a);
+}
+
+static void test_unix(const char *path)
+{
+	struct sockaddr_un sa;
+	struct cl *c = calloc(1, sizeof(*c));
+	char *r;
+
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	c->cap = 65536;
+	c->buf = malloc(c->cap);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	CHECK(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect %s", path);
+	r = cmdf(c, "PING");
+	CHECK(!strcmp(r, "+PONG\r\n"), "PING over unix socket: %s", r);
+	free(r);
+	r = cmdf(c, "CLIENT INFO");
+	CHECK(strstr(r, "addr=/") != NULL, "unix CLIENT INFO: %s", r);
+	free(r);
+	cl_free(c);
+}
+
 /* --------------------------------------------------------- redis-benchmark */
 
 static void test_benchmark(void)
@@ -1161,7 +1288,7 @@ int main(int argc, char **argv)
 {
 	const char *cases = "tests/server/cases.txt";
 	int record = 0, spawned = 0;
-	char pathbuf[512], ps[16], logpath[64];
+	char pathbuf[512], ps[16], logpath[64], sockpath[64] = "";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
@@ -1193,8 +1320,10 @@ int main(int argc, char **argv)
 		snprintf(ps, sizeof(ps), "%d", port);
 		snprintf(logpath, sizeof(logpath), "/tmp/rcukv-test-server-%d.log", port);
 		{
-			const char *args[] = { server_path, "--port", ps, "--threads", "2", NULL };
+			const char *args[] = { server_path, "--port", ps, "--threads", "2",
+					       "--unixsocket", sockpath, NULL };
 
+			snprintf(sockpath, sizeof(sockpath), "/tmp/rcukv-test-%d.sock", port);
 			server_pid = spawn(args, logpath);
 		}
 		if (wait_up(port, server_pid) < 0) {
@@ -1219,6 +1348,9 @@ int main(int argc, char **argv)
 		test_concurrency();
 		test_hostile();
 		test_benchmark();
+		test_limits();
+		if (sockpath[0])
+			test_unix(sockpath);
 		CHECK(still_serving(), "server alive at the end");
 	}
 	if (spawned) {
@@ -1237,6 +1369,11 @@ int main(int argc, char **argv)
 			free(out);
 		}
 		unlink(logpath);
+		{
+			struct stat st;
+
+			CHECK(stat(sockpath, &st) < 0, "unix socket %s not removed at exit", sockpath);
+		}
 		if (!record) {
 			test_bad_config();
 			test_graceful(1);

@@ -21,7 +21,22 @@ setup_target
 
 R() { redis-cli -h "$HOST" -p "$PORT" "$@"; }
 B() { timeout 60 "$CLI" -h "$HOST" -p "$PORT" bench -q "$@"; }
-stat_calls() { R info commandstats | tr -d '\r' | sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p"; }
+# stat_calls CMD: calls of one command (INFO commandstats), 0 if none.
+stat_calls() {
+	local n
+	n=$(R info commandstats | tr -d '\r' | sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p")
+	echo "${n:-0}"
+}
+# server_calls: commands the server ran since fresh(), less this INFO itself
+# (INFO stats is all a server needs for it; rcukv-server has no commandstats yet).
+server_calls() {
+	local n
+	n=$(R info stats | tr -d '\r' | sed -n 's/^total_commands_processed:\([0-9]*\)/\1/p')
+	echo $(( ${n:-0} - 1 ))
+}
+R ping >/dev/null  # so that commandstats has a line if the server keeps them
+HAS_CMDSTATS=$(R info commandstats | grep -c "^cmdstat_")
+[ "$HAS_CMDSTATS" -gt 0 ] || echo "# server has no INFO commandstats: per-command splits skipped, totals checked"
 fresh() { R flushall >/dev/null; R config resetstat >/dev/null; }
 # jnum FILE KEY: the first number after "KEY": in a --json file.
 jnum() { grep -o "\"$2\": [-0-9.e+]*" "$1" | head -1 | sed 's/.*: //'; }
@@ -31,13 +46,16 @@ jlat() { grep -o '"latency_us": {[^}]*}' "$1" | tail -1 | grep -o "\"$2\": [0-9]
 # ---- counts and ratio ----
 fresh
 B -t 2 -c 2 --requests 4000 --ratio 1:3 >"$TMP/out" || fail "run 1"
-check "requests: GET calls = 1000 (ratio 1:3 of 4000)" [ "$(stat_calls get)" = 1000 ]
-check "requests: SET calls = 3000" [ "$(stat_calls set)" = 3000 ]
+check "requests: the server ran 4000 commands" [ "$(server_calls)" = 4000 ]
+if [ "$HAS_CMDSTATS" -gt 0 ]; then
+	check "requests: GET calls = 1000 (ratio 1:3 of 4000)" [ "$(stat_calls get)" = 1000 ]
+	check "requests: SET calls = 3000" [ "$(stat_calls set)" = 3000 ]
+fi
 check "report names the requests" grep -q "^requests     4000 (GET 1000, SET 3000)" "$TMP/out"
 
 fresh
 B -t 2 -c 3 -P 16 --requests 4800 --ratio 0:1 >/dev/null
-check "pipeline 16: every request reached the server" [ "$(stat_calls set)" = 4800 ]
+check "pipeline 16: every request reached the server" [ "$(server_calls)" = 4800 ]
 
 # ---- key space ----
 fresh
@@ -65,13 +83,14 @@ check "data-size range: lengths vary" [ "$(echo "$lens" | wc -l)" -gt 3 ]
 
 # ---- command template ----
 fresh
-B --command "SADD tset __key__" --key-pattern sequential --keys 500 --requests 500 --key-prefix m >/dev/null
-check "command template: SADD calls" [ "$(stat_calls sadd)" = 500 ]
-check "command template: set members" [ "$(R scard tset)" = 500 ]
-check "command template: __key__ replaced" [ "$(R sismember tset m499)" = 1 ]
+B --command "SET t:__key__ v" --key-pattern sequential --keys 500 --requests 500 --key-prefix m >"$TMP/out"
+check "command template: the server ran 500 commands" [ "$(server_calls)" = 500 ]
+check "command template: 500 keys" [ "$(R dbsize)" = 500 ]
+check "command template: __key__ replaced" [ "$(R exists t:m0 t:m499)" = 2 ]
+check "command template: named in the report" grep -q "^requests     500 (SET 500)" "$TMP/out"
 fresh
-B --command "HSET h:__key__ f x__data__y" --keys 1 --requests 10 --data-size 3 >/dev/null
-check "command template: __data__ replaced inside an argument" [ "$(R hget h:key:0 f)" = xabcy ]
+B --command "SET h:__key__ x__data__y" --keys 1 --requests 10 --data-size 3 >/dev/null
+check "command template: __data__ replaced inside an argument" [ "$(R get h:key:0)" = xabcy ]
 
 # ---- hits, misses, errors, JSON ----
 fresh
@@ -81,19 +100,19 @@ B --ratio 1:0 --keys 200 --key-pattern sequential --requests 200 --json "$TMP/hm
 check "hits counted (JSON)" [ "$(jnum "$TMP/hm.json" hits)" = 100 ]
 check "misses counted (JSON)" [ "$(jnum "$TMP/hm.json" misses)" = 100 ]
 check "hits/misses in the report" grep -q "GET 100 hits, 100 misses" "$TMP/out"
-check "JSON requests = server GET calls" [ "$(jnum "$TMP/hm.json" requests)" = "$(stat_calls get)" ]
+check "JSON requests = server calls" [ "$(jnum "$TMP/hm.json" requests)" = "$(server_calls)" ]
 B -3 --ratio 1:0 --keys 200 --key-pattern sequential --requests 200 --json "$TMP/hm3.json" >/dev/null
 check "RESP3: hits and misses" [ "$(jnum "$TMP/hm3.json" hits)" = 100 -a "$(jnum "$TMP/hm3.json" misses)" = 100 ]
-R set str x >/dev/null
-B --command "LPUSH str __key__" --requests 50 --json "$TMP/err.json" >"$TMP/out"; rc=$?
+R set str abc >/dev/null
+B --command "INCR str" --requests 50 --json "$TMP/err.json" >"$TMP/out"; rc=$?
 check "error replies: the run completes (exit 0)" [ $rc = 0 ]
-check "error replies: counted by type" grep -q '"WRONGTYPE": 50' "$TMP/err.json"
-check "error replies: in the report" grep -q "errors       50 (WRONGTYPE 50)" "$TMP/out"
+check "error replies: counted by type" grep -q '"ERR": 50' "$TMP/err.json"
+check "error replies: in the report" grep -q "errors       50 (ERR 50)" "$TMP/out"
 
 # ---- duration, warmup, outputs ----
 fresh
 B -c 2 --duration 0.4 --json "$TMP/d.json" --hdr "$TMP/d.hdr" --svg "$TMP/d.svg" --label "dur run" >/dev/null
-n=$(( $(stat_calls get) + $(stat_calls set) ))
+n=$(server_calls)
 check "duration: JSON requests = server calls ($n)" [ "$(jnum "$TMP/d.json" requests)" = "$n" -a "$n" -gt 0 ]
 check "SVG is well-formed (xmllint)" xmllint --noout "$TMP/d.svg"
 check "SVG has both panels" bash -c "[ \$(grep -c '<polyline' '$TMP/d.svg') = 2 ]"
@@ -102,7 +121,7 @@ check "HDR: footer total count" grep -q "Total count    = *$n\]" "$TMP/d.hdr"
 check "HDR: last row at percentile 1.0" bash -c "grep -v '^#' '$TMP/d.hdr' | tail -1 | grep -q ' 1.000000000000 '"
 fresh
 B -c 1 --warmup 0.3 --duration 0.3 --json "$TMP/w.json" >/dev/null
-n=$(( $(stat_calls get) + $(stat_calls set) ))
+n=$(server_calls)
 check "warmup: not counted in the report" [ "$(jnum "$TMP/w.json" requests)" -lt "$n" ]
 
 # ---- faults and flags ----

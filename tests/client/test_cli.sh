@@ -221,8 +221,10 @@ tr -d '\r' <"$TMP/i" >"$TMP/i2"
 check "interactive: prompt host:port>" grep -q "$HOST:$PORT> " "$TMP/i2"
 check "interactive: quoted argument" grep -q '^"a b"$' "$TMP/i2"
 check "interactive: history written" grep -q 'get.*ik' "$TMP/hist"
-printf 'select 2\nping\nquit\n' | script -qec "$CLI -h $HOST -p $PORT" /dev/null >"$TMP/i" 2>&1
-check "interactive: prompt shows the db" grep -q "$HOST:$PORT\[2\]> " "$TMP/i"
+if [ "$(R select 2)" = OK ]; then  # rcukv-server has one database
+	printf 'select 2\nping\nquit\n' | script -qec "$CLI -h $HOST -p $PORT" /dev/null >"$TMP/i" 2>&1
+	check "interactive: prompt shows the db" grep -q "$HOST:$PORT\[2\]> " "$TMP/i"
+fi
 if [ -n "$SERVER_PID" ]; then
 	# Reconnect: restart the server between two commands of one session.
 	(

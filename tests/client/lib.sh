@@ -4,6 +4,8 @@
 # 7 or rcukv-server) to test against.  Without them a redis-server is started
 # on a free loopback port in 7100-7199 with persistence off, and stopped by
 # its PID when the script exits.  SERVER_PID is empty for an external server.
+# The tests FLUSHALL the target: never point them at a server holding data.
+#   RCUKV_TEST_PORT=7000 tests/client/test_bench.sh    # e.g. a running rcukv-server
 #
 # Counting: ok NAME / fail NAME WHY; finish prints 'N passed, M failed' and
 # exits non-zero on any failure.

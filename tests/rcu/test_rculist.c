@@ -25,6 +25,9 @@
  *   H  hlist, keys strictly increasing: 1 (added at the head), anchors
  *      2 + 2i (present throughout, replaced), transients 3 + 2i added behind
  *      or before their neighbours.
+ * Each removed element carries the polled grace-period cookie taken at its
+ * removal; a reader that sees it after poll_state_synchronize_rcu() says a
+ * full grace period has passed fails the run (rcutorture's age check).
  * A reader fails the run when it sees a dead element, keys out of order or
  * out of range, a missing anchor, or more steps than the structure can hold
  * (a torn list).  The run reports what it exercised and fails if an
@@ -81,6 +84,11 @@ static void run_test(const char *name, void (*fn)(void))
 
 struct elem {
 	unsigned int magic;        /* MAGIC_LIVE from creation to the callback */
+	/* Set by the writer after unlinking, before call_rcu(): the polled
+	 * grace-period cookie taken then.  Readers check that no full grace
+	 * period has passed since (rcutorture's age check, window 0). */
+	_Atomic unsigned long gp_cookie;
+	_Atomic int retired;
 	unsigned long key;         /* immutable once published */
 	struct list_head l;        /* on L, S, or a unit-test list */
 	struct hlist_node h;       /* on H, or a unit-test hlist */
@@ -748,20 +756,40 @@ static void elem_reclaim(struct rcu_head *rh)
 	atomic_fetch_add_explicit(&n_cb, 1, memory_order_relaxed);
 }
 
+/* @e is already unlinked from every structure. */
 static void retire(struct elem *e)
 {
 	n_call_rcu++;
+	atomic_store_explicit(&e->gp_cookie, get_state_synchronize_rcu(), memory_order_relaxed);
+	/* Release: the cookie is set before a reader can see retired == 1. */
+	atomic_store_explicit(&e->retired, 1, memory_order_release);
 	call_rcu(&e->rh, elem_reclaim);
 }
 
 /* --- readers --- */
 
-static void check_live(const struct elem *e, unsigned long *errs)
+static _Thread_local unsigned long seen_retired;   /* this reader's count */
+static _Atomic unsigned long n_seen_retired;
+
+static void check_live(struct elem *e, unsigned long *errs)
 {
 	if (e->magic != MAGIC_LIVE) {
 		report(e->magic == MAGIC_DEAD ? "reader saw a reclaimed element"
 					      : "reader saw garbage", 0);
 		(*errs)++;
+		return;
+	}
+	/* Acquire: pairs with the release in retire(). */
+	if (atomic_load_explicit(&e->retired, memory_order_acquire)) {
+		seen_retired++;
+		/* A reader can reach a removed element only if its section began
+		 * before the removal, so no full grace period can have ended since. */
+		if (poll_state_synchronize_rcu(atomic_load_explicit(&e->gp_cookie,
+								    memory_order_relaxed))) {
+			report("reader saw an element a full grace period after its removal",
+			       e->key);
+			(*errs)++;
+		}
 	}
 }
 
@@ -881,6 +909,7 @@ static void *torture_reader(void *arg)
 		walk_s();
 		rcu_quiescent_state();
 	}
+	atomic_fetch_add(&n_seen_retired, seen_retired);
 	rcu_unregister_thread();
 	return NULL;
 }
@@ -1185,8 +1214,9 @@ static void t_torture(void)
 	       "%lu grace periods, backlog high-water %lu\n",
 	       RCU_FLAVOR_NAME, w.seconds, w.updates, n_call_rcu,
 	       atomic_load(&n_cb), st1.gp_completed - st0.gp_completed, st1.cb_pending_hwm);
-	printf("  traversals: L %lu, H %lu, S %lu\n", atomic_load(&n_trav_l),
-	       atomic_load(&n_trav_h), atomic_load(&n_trav_s));
+	printf("  traversals: L %lu, H %lu, S %lu; removed-but-unreclaimed elements seen %lu\n",
+	       atomic_load(&n_trav_l), atomic_load(&n_trav_h), atomic_load(&n_trav_s),
+	       atomic_load(&n_seen_retired));
 	printf("  ops:");
 	for (int k = 0; k < OP_NKINDS; k++)
 		printf(" %s=%lu", op_names[k], op_count[k]);

@@ -47,7 +47,7 @@
  * for readers (two loads that can disagree); use list_first_or_null_rcu().
  * There is no list_del_init_rcu(): re-initialising `next` would strand a
  * reader standing on the node; hlist_del_init_rcu() is safe and provided,
- * because it points the deleted node's `pprev` only, which readers never use.
+ * because it resets only the deleted node's `pprev`, which readers never use.
  *
  * Tortured by tests/rcu/test_rculist.c (both flavors): readers walk a list and
  * an hlist while a writer adds, deletes, replaces and splices, freeing through

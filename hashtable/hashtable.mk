@@ -104,12 +104,21 @@ test-run: $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
 # Installs into a temporary prefix and builds the example with pkg-config only.
 
 # --- benchmark --------------------------------------------------------------------
-$(B)/bench/bench_hashtable: bench/bench_hashtable.c $(HT_QSBR_LIB) $(RCU_LIB)
+# rcukv's table (QSBR) against liburcu's cds_lfht (urcu-qsbr), one binary; the
+# two sides are separate objects because their RCU headers share macro names.
+BENCH_SUBJECTS += hashtable
+HT_BENCH_URCU = liburcu-qsbr liburcu-cds
+$(B)/bench/hashtable/bench_hashtable.o: bench/bench_hashtable.c bench/bench_hashtable.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DRCU_FLAVOR_QSBR $(call pc,--cflags,jemalloc) -c $< -o $@
+$(B)/bench/hashtable/bench_hashtable_lfht.o: bench/bench_hashtable_lfht.c bench/bench_hashtable.h
 	@mkdir -p $(dir $@)
 	$(call need_pc,liburcu-cds)
-	$(CC) $(CFLAGS) -DRCU_FLAVOR_QSBR $(call pc,--cflags,liburcu-qsbr liburcu-cds jemalloc) \
-		-o $@ $< $(HT_QSBR_LIB) $(RCU_LIB) $(LDFLAGS) \
-		$(call pc,--libs,liburcu-qsbr liburcu-cds) $(JEMALLOC_LIBS)
+	$(CC) $(CFLAGS) $(call pc,--cflags,$(HT_BENCH_URCU)) -c $< -o $@
+$(B)/bench/bench_hashtable: $(B)/bench/hashtable/bench_hashtable.o \
+		$(B)/bench/hashtable/bench_hashtable_lfht.o $(HT_QSBR_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(HT_QSBR_LIB) $(RCU_LIB) \
+		$(call pc,--libs,$(HT_BENCH_URCU)) $(call pc,--libs,jemalloc)
 .PHONY: bench-hashtable
 bench-hashtable: $(B)/bench/bench_hashtable
 	$(B)/bench/bench_hashtable

@@ -101,6 +101,9 @@ struct ht_stripe {
 	_Atomic size_t count;  /* entries in this stripe's buckets */
 	_Atomic size_t expires; /* of which with an expiry */
 	_Atomic size_t bytes;  /* sum of ht_entry_size() */
+	struct ht_entry *retired; /* unlinked, awaiting a batch (lock) */
+	unsigned int nretired; /* length of @retired (lock) */
+	size_t rbytes;         /* bytes on @retired (lock) */
 } __attribute__((aligned(64)));
 
 struct ht {
@@ -249,29 +252,58 @@ static struct ht_entry *e_new(struct ht *ht, uint32_t h, const void *key, size_t
 	return e;
 }
 
-static void e_free_cb(struct rcu_head *head)
-{
-	free(container_of(head, struct ht_entry, rcu));
-}
+/*
+ * Retirement.  An entry carries no rcu_head of its own (16 bytes per key
+ * saved, deliberately): once unlinked, its `pprev` is dead to everyone (readers
+ * never use it), so it links the entry into its stripe's list of retired
+ * entries.  When a stripe has gathered HT_RETIRE_BATCH entries (or
+ * HT_RETIRE_BYTES), the whole list goes to one struct ht_batch, which embeds
+ * the rcu_head and is handed to call_rcu() after the stripe mutex is dropped.
+ * At most HT_RETIRE_BATCH - 1 entries per stripe wait for company; ht_free()
+ * frees them after a grace period.
+ */
+#define HT_RETIRE_BATCH 32
+#define HT_RETIRE_BYTES ((size_t)64 << 10)
 
-static void e_free_poison_cb(struct rcu_head *head)
-{
-	struct ht_entry *e = container_of(head, struct ht_entry, rcu);
+struct ht_batch {
+	struct rcu_head rcu;     /* owned by RCU from call_rcu() until freed */
+	struct ht_entry *first;  /* linked through node.pprev */
+	int poison;
+};
 
-	memset(e, HT_POISON_BYTE, ht_entry_size(e));
-	free(e);
+static inline struct ht_entry *retired_next(struct ht_entry *e)
+{
+	return (struct ht_entry *)(void *)e->node.pprev;
 }
 
 /* Free an entry no reader can reach any more (no grace period needed). */
-static void e_free_now(struct ht *ht, struct ht_entry *e)
+static void e_free_now(int poison, struct ht_entry *e)
 {
-	if (ht->poison)
+	if (poison)
 		memset(e, HT_POISON_BYTE, ht_entry_size(e));
 	free(e);
 }
 
+static void e_free_list(int poison, struct ht_entry *e)
+{
+	struct ht_entry *nx;
+
+	for (; e; e = nx) {
+		nx = retired_next(e);
+		e_free_now(poison, e);
+	}
+}
+
+static void batch_free_cb(struct rcu_head *head)
+{
+	struct ht_batch *b = container_of(head, struct ht_batch, rcu);
+
+	e_free_list(b->poison, b->first);
+	free(b);
+}
+
 /*
- * ht_entry_retire() - THE free path of an entry unlinked from the table.
+ * ht_batch_retire() - THE free path of entries unlinked from the table.
  * Which grace periods it waits for: the table's flavor (call_rcu), since only
  * that flavor's readers reach entries today.  Issue 3 (flavor-safe free): when
  * ht_scan_all() runs under an SRCU domain, this must also wait for an SRCU
@@ -279,13 +311,14 @@ static void e_free_now(struct ht *ht, struct ht_entry *e)
  * Context: registered thread, holding no stripe mutex (memb's call_rcu may
  * wait for the callback backlog outside a section).
  */
-static void ht_entry_retire(struct ht *ht, struct ht_entry *e)
+static void ht_batch_retire(struct ht *ht, struct ht_batch *b)
 {
-	call_rcu(&e->rcu, ht->poison ? e_free_poison_cb : e_free_cb);
+	(void)ht;
+	call_rcu(&b->rcu, batch_free_cb);
 }
 
 /*
- * ht_wait_readers() - the bulk counterpart of ht_entry_retire(): wait until no
+ * ht_wait_readers() - the bulk counterpart of ht_batch_retire(): wait until no
  * reader of any flavor that reaches the table can hold a reference taken
  * before the call.  Issue 3: add synchronize_srcu() on the scan domain here.
  * Context: outside any read-side section, no stripe mutex held.
@@ -296,27 +329,41 @@ static void ht_wait_readers(struct ht *ht)
 	synchronize_rcu();
 }
 
-/* Entries unlinked under a stripe mutex wait here (linked through rcu.next,
- * which is ours until call_rcu()) and are retired after the unlock. */
+/* A batch that filled up under a stripe mutex, to retire after the unlock. */
 struct retired {
-	struct rcu_head *first;
+	struct ht_batch *b;
 };
 
-static inline void retire_later(struct retired *r, struct ht_entry *e)
+/* Queue unlinked @e on its stripe.  Context: @e's stripe mutex held. */
+static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 {
-	e->rcu.next = r->first;
-	r->first = &e->rcu;
+	struct ht_stripe *s = &ht->stripes[e->hash & (ht->nstripes - 1)];
+	struct ht_batch *b;
+
+	e->node.pprev = (struct hlist_node **)(void *)s->retired;
+	s->retired = e;
+	s->nretired++;
+	s->rbytes += ht_entry_size(e);
+	if (s->nretired < HT_RETIRE_BATCH && s->rbytes < HT_RETIRE_BYTES)
+		return;
+	if (r->b) /* one batch per critical section; the next one takes the rest */
+		return;
+	b = malloc(sizeof(*b));
+	if (!b) /* keep them queued; a later retirement tries again */
+		return;
+	b->first = s->retired;
+	b->poison = ht->poison;
+	s->retired = NULL;
+	s->nretired = 0;
+	s->rbytes = 0;
+	r->b = b;
 }
 
 static void retire_flush(struct ht *ht, struct retired *r)
 {
-	struct rcu_head *h = r->first, *nx;
-
-	for (; h; h = nx) {
-		nx = h->next;
-		ht_entry_retire(ht, container_of(h, struct ht_entry, rcu));
-	}
-	r->first = NULL;
+	if (r->b)
+		ht_batch_retire(ht, r->b);
+	r->b = NULL;
 }
 
 /* --- tables, stripes ---------------------------------------------------------- */
@@ -596,7 +643,7 @@ static void lock_find(struct ht *ht, struct loc *l, uint32_t h, const void *key,
 		struct ht_entry *e = l->e;
 
 		loc_remove(l);
-		retire_later(r, e);
+		retire_later(ht, r, e);
 		atomic_fetch_add_explicit(&ht->st_expired, 1, memory_order_relaxed);
 	}
 }
@@ -714,7 +761,7 @@ static void tbl_free_entries(struct ht *ht, struct ht_tbl *t)
 
 		for (; n; n = nx) {
 			nx = n->next;
-			e_free_now(ht, node_entry(n));
+			e_free_now(ht->poison, node_entry(n));
 		}
 	}
 	free(t);
@@ -744,7 +791,14 @@ void ht_free(struct ht *ht)
 		ht->flushed = t->flush_next;
 		tbl_free_entries(ht, t);
 	}
-	/* Entries retired through call_rcu() must be freed before we return. */
+	/* Retired entries still waiting for a batch: one grace period covers
+	 * them all.  Batches handed to call_rcu() must be freed before we
+	 * return: rcu_barrier(). */
+	ht_wait_readers(ht);
+	for (unsigned int i = 0; i < ht->nstripes; i++) {
+		e_free_list(ht->poison, ht->stripes[i].retired);
+		ht->stripes[i].retired = NULL;
+	}
 	rcu_barrier();
 	tbl_free_entries(ht, ht->tbl);
 	for (unsigned int i = 0; i < ht->nstripes; i++)
@@ -895,7 +949,7 @@ int ht_set(struct ht *ht, const void *key, size_t klen, const void *val, size_t 
 				struct ht_entry *e = l.e;
 
 				loc_replace(&l, nu);
-				retire_later(&r, e);
+				retire_later(ht, &r, e);
 			} else {
 				loc_insert(ht, &l, nu);
 				counted = 1;
@@ -920,7 +974,7 @@ int ht_del(struct ht *ht, const void *key, size_t klen)
 		struct ht_entry *e = l.e;
 
 		loc_remove(&l);
-		retire_later(&r, e);
+		retire_later(ht, &r, e);
 		ret = 0;
 	}
 	unlock_retire(ht, &l, &r, 1);
@@ -938,7 +992,7 @@ static int replace_expire(struct ht *ht, struct loc *l, int64_t x, struct retire
 		return -ENOMEM;
 	atomic_store_explicit(&nu->access, ht_entry_access(e), memory_order_relaxed);
 	loc_replace(l, nu);
-	retire_later(r, e);
+	retire_later(ht, r, e);
 	return 0;
 }
 
@@ -1072,7 +1126,7 @@ int ht_rmw(struct ht *ht, const void *key, size_t klen, ht_rmw_fn fn, void *arg)
 				atomic_store_explicit(&rm.nu->access, ht_entry_access(e),
 						      memory_order_relaxed);
 				loc_replace(&l, rm.nu);
-				retire_later(&r, e);
+				retire_later(ht, &r, e);
 				rm.nu = NULL;
 			} else {
 				loc_insert(ht, &l, rm.nu);
@@ -1085,7 +1139,7 @@ int ht_rmw(struct ht *ht, const void *key, size_t klen, ht_rmw_fn fn, void *arg)
 			struct ht_entry *e = l.e;
 
 			loc_remove(&l);
-			retire_later(&r, e);
+			retire_later(ht, &r, e);
 			counted = 1;
 		}
 	}
@@ -1125,7 +1179,7 @@ static int txn_loc(struct ht_txn *tx, size_t i, struct loc *l)
 		struct ht_entry *e = l->e;
 
 		loc_remove(l);
-		retire_later(&tx->r, e);
+		retire_later(tx->ht, &tx->r, e);
 		atomic_fetch_add_explicit(&tx->ht->st_expired, 1, memory_order_relaxed);
 	}
 	return 0;
@@ -1156,7 +1210,7 @@ int ht_txn_set(struct ht_txn *tx, size_t i, const void *val, size_t vlen, int64_
 		struct ht_entry *e = l.e;
 
 		loc_replace(&l, nu);
-		retire_later(&tx->r, e);
+		retire_later(tx->ht, &tx->r, e);
 	} else {
 		loc_insert(tx->ht, &l, nu);
 		tx->counted = 1;
@@ -1175,7 +1229,7 @@ int ht_txn_del(struct ht_txn *tx, size_t i)
 		return -ENOENT;
 	e = l.e;
 	loc_remove(&l);
-	retire_later(&tx->r, e);
+	retire_later(tx->ht, &tx->r, e);
 	tx->counted = 1;
 	return 0;
 }
@@ -1212,7 +1266,7 @@ int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens
 	tx.n = n;
 	tx.keys = keys;
 	tx.klens = klens;
-	tx.r.first = NULL;
+	tx.r.b = NULL;
 	tx.counted = 0;
 	ret = fn(&tx, arg);
 	for (i = ns; i-- > 0;)
@@ -1437,7 +1491,7 @@ static int del_if_expired(struct ht *ht, const struct ht_entry *e)
 		struct ht_entry *x = l.e;
 
 		loc_remove(&l);
-		retire_later(&r, x);
+		retire_later(ht, &r, x);
 		atomic_fetch_add_explicit(&ht->st_expired, 1, memory_order_relaxed);
 		done = 1;
 	}
@@ -1542,37 +1596,91 @@ static void unzip_find(struct hlist_head *head, size_t dest, size_t mask, struct
 	f->target = n;
 }
 
-/* One unzip pass over stripe @si.  Returns 1 if some chain is still zipped. */
-static int unzip_pass(struct ht *ht, unsigned int si, int *changed)
+/*
+ * One unzip step on old bucket @i (chains N[i] and N[i+osz]): fix the first
+ * foreign link of each chain whose owner the other chain's path does not
+ * reach.  Returns 1 if either chain still holds a foreign node.
+ * Context: resizer, stripe mutex of @i held.
+ */
+static int unzip_bucket(struct ht *ht, size_t i, int *changed)
 {
-	struct ht_tbl *o = ht->rs_old, *n = ht->rs_new;
-	size_t osz = tbl_size(o), i;
-	int pending = 0;
+	struct ht_tbl *n = ht->rs_new;
+	size_t osz = tbl_size(ht->rs_old);
+	struct hlist_head *ha = &n->b[i], *hb = &n->b[i + osz];
+	struct unzip_fix fa, fb;
+	int oka, okb;
 
-	for (i = si; i < osz; i += ht->nstripes) {
-		struct hlist_head *ha = &n->b[i], *hb = &n->b[i + osz];
-		struct unzip_fix fa, fb;
-		int oka, okb;
-
-		unzip_find(ha, i, n->mask, &fa);
-		unzip_find(hb, i + osz, n->mask, &fb);
-		/* Preconditions first, against the state before this pass. */
-		oka = fa.slot && (!fa.owner || !on_path(hb, fa.owner));
-		okb = fb.slot && (!fb.owner || !on_path(ha, fb.owner));
-		if (oka) {
-			/* Release for symmetry with the readers' consume loads;
-			 * fa.target is already reachable. */
-			rcu_assign_pointer(*fa.slot, fa.target);
-			*changed = 1;
-		}
-		if (okb) {
-			rcu_assign_pointer(*fb.slot, fb.target);
-			*changed = 1;
-		}
-		if ((fa.slot && (!oka || fa.target)) || (fb.slot && (!okb || fb.target)))
-			pending = 1;
+	unzip_find(ha, i, n->mask, &fa);
+	unzip_find(hb, i + osz, n->mask, &fb);
+	/* Preconditions first, against the state before this step. */
+	oka = fa.slot && (!fa.owner || !on_path(hb, fa.owner));
+	okb = fb.slot && (!fb.owner || !on_path(ha, fb.owner));
+	if (oka) {
+		/* Release for symmetry with the readers' consume loads;
+		 * fa.target is already reachable. */
+		rcu_assign_pointer(*fa.slot, fa.target);
+		*changed = 1;
 	}
-	return pending;
+	if (okb) {
+		rcu_assign_pointer(*fb.slot, fb.target);
+		*changed = 1;
+	}
+	return (fa.slot && (!oka || fa.target)) || (fb.slot && (!okb || fb.target));
+}
+
+/*
+ * Unzip until every chain is clean, one step per bucket per grace period.
+ * The first pass visits every old bucket, stripe by stripe; later passes only
+ * those still zipped (@todo, kept in stripe order), so a grow costs a few
+ * full walks plus work proportional to the long chains.
+ */
+static void unzip_all(struct ht *ht)
+{
+	size_t osz = tbl_size(ht->rs_old), i, ntodo = 0, k, w;
+	uint32_t *todo = malloc(osz * sizeof(uint32_t));
+	unsigned int si;
+	int changed = 0, pending = 0;
+
+	for (si = 0; si < ht->nstripes; si++) {
+		HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
+		for (i = si; i < osz; i += ht->nstripes) {
+			if (unzip_bucket(ht, i, &changed)) {
+				pending = 1;
+				if (todo)
+					todo[ntodo++] = (uint32_t)i;
+			}
+		}
+		HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
+	}
+	while (pending) {
+		/* A reader may still stand on a node whose link we just moved. */
+		ht_wait_readers(ht);
+		atomic_fetch_add_explicit(&ht->st_passes, 1, memory_order_relaxed);
+		changed = pending = 0;
+		if (!todo) { /* no memory for the list: full passes */
+			for (si = 0; si < ht->nstripes; si++) {
+				HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
+				for (i = si; i < osz; i += ht->nstripes)
+					pending |= unzip_bucket(ht, i, &changed);
+				HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
+			}
+			continue;
+		}
+		for (k = 0, w = 0; k < ntodo;) {
+			struct ht_stripe *s = stripe_of(ht, todo[k]);
+
+			HT_CHECK(pthread_mutex_lock(&s->lock));
+			for (; k < ntodo && stripe_of(ht, todo[k]) == s; k++)
+				if (unzip_bucket(ht, todo[k], &changed))
+					todo[w++] = todo[k];
+			HT_CHECK(pthread_mutex_unlock(&s->lock));
+		}
+		ntodo = w;
+		pending = ntodo > 0;
+	}
+	if (changed)
+		ht_wait_readers(ht);
+	free(todo);
 }
 
 static int ht_grow(struct ht *ht)
@@ -1581,7 +1689,6 @@ static int ht_grow(struct ht *ht)
 	size_t osz = tbl_size(o), i;
 	struct ht_tbl *n;
 	unsigned int si;
-	int pending;
 
 	if (osz >= HT_MAX_BUCKETS)
 		return 0;
@@ -1623,21 +1730,7 @@ static int ht_grow(struct ht *ht)
 		ht->stripes[si].state = S_GROW_UNZIP;
 		HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
 	}
-	do {
-		int changed = 0;
-
-		pending = 0;
-		for (si = 0; si < ht->nstripes; si++) {
-			HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
-			pending |= unzip_pass(ht, si, &changed);
-			HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
-		}
-		/* A reader may still stand on a node whose link we just moved. */
-		if (changed || pending) {
-			ht_wait_readers(ht);
-			atomic_fetch_add_explicit(&ht->st_passes, 1, memory_order_relaxed);
-		}
-	} while (pending);
+	unzip_all(ht);
 	for (si = 0; si < ht->nstripes; si++) {
 		HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
 		for (i = si; i < tbl_size(n); i += ht->nstripes)

@@ -6,8 +6,11 @@
  * absolute expiry (ms since the Unix epoch) and an access clock for eviction.
  * Entries are immutable once published except `access` (relaxed atomics): an
  * update builds a new entry and swaps it in with hlist_replace_rcu(); the old
- * one is freed after a grace period (ht_entry_retire() in ht.c is the single
- * place where that wait is chosen; the SRCU wait of issue 3 goes there).
+ * one is freed after a grace period.  Deliberate absence: entries embed no
+ * rcu_head (16 bytes a key); retired entries are linked through their dead
+ * `pprev` and freed in batches of up to 32 per lock stripe, one rcu_head per
+ * batch (ht_batch_retire() in ht.c is the single place where the wait is
+ * chosen; the SRCU wait of issue 3 goes there).
  *
  * Flavor.  The same sources are compiled once per RCU flavor:
  * -DRCU_FLAVOR_QSBR into $(B)/libht_qsbr.a (rcukv-server) and
@@ -78,8 +81,8 @@
  * Immutable after publication except `access`.  Readers use the accessors.
  */
 struct ht_entry {
-	struct hlist_node node;  /* next: RCU-protected; pprev: stripe mutex only */
-	struct rcu_head rcu;     /* owned by RCU from retirement until freed */
+	struct hlist_node node;  /* next: RCU-protected; pprev: stripe mutex only,
+				  * and after unlinking the retired-list link */
 	uint32_t hash;           /* low 32 bits of ht_hash(key); bucket = hash & mask */
 	_Atomic uint32_t access; /* eviction clock; readers and writers, relaxed */
 	uint32_t klen;           /* key length | HT_E_HAS_EXPIRE */

@@ -711,27 +711,31 @@ static void flush_conn(struct bthread *t, struct bconn *k)
 	}
 }
 
-/* May this thread issue one more request now? */
-static int may_issue(struct bench *b, struct bthread *t, uint64_t now)
+/*
+ * May this thread issue a request due at @when?  Closed loop asks for "now";
+ * open loop asks for the request's slot, so that every slot scheduled inside
+ * the run is sent even if it goes out after the end (a stall near the end
+ * must still show).
+ */
+static int may_issue(struct bench *b, struct bthread *t, uint64_t when)
 {
 	if (atomic_load_explicit(&b->stop, memory_order_relaxed))
 		return 0;
-	if (now < b->measure_start)
+	if (when < b->measure_start)
 		return 1;               /* warmup: time-bounded only */
 	if (b->end)
-		return now < b->end;
+		return when < b->end;
 	return t->quota > 0;
 }
 
-static void issue(struct bench *b, struct bthread *t, struct bconn *k, uint64_t start,
-                  uint64_t now)
+static void issue(struct bench *b, struct bthread *t, struct bconn *k, uint64_t start)
 {
 	unsigned pl = (unsigned)b->cfg.pipeline;
 	struct pend *p = &k->q[(k->qhead + k->qn) % pl];
 
 	p->kind = (uint8_t)encode_request(b, t, k);
 	p->start = start;
-	p->measured = now >= b->measure_start;
+	p->measured = start >= b->measure_start;
 	if (p->measured && !b->end)
 		t->quota--;
 	k->qn++;
@@ -745,13 +749,13 @@ static void fill(struct bench *b, struct bthread *t, struct bconn *k, uint64_t n
 	if (!k->alive)
 		return;
 	if (b->cfg.rate > 0) {
-		while (k->qn < pl && k->next_slot <= now && may_issue(b, t, now)) {
-			issue(b, t, k, k->next_slot, now);
+		while (k->qn < pl && k->next_slot <= now && may_issue(b, t, k->next_slot)) {
+			issue(b, t, k, k->next_slot);
 			k->next_slot += k->interval;
 		}
 	} else {
 		while (k->qn < pl && may_issue(b, t, now))
-			issue(b, t, k, now, now);
+			issue(b, t, k, now);
 	}
 	if (k->wlen > k->woff)
 		flush_conn(t, k);
@@ -870,21 +874,28 @@ static void *worker(void *arg)
 	for (;;) {
 		uint64_t now = now_ns();
 		uint64_t wake = UINT64_MAX;
-		int pending = 0, alive = 0;
+		int pending = 0, alive = 0, backlog = 0;
 
 		for (int i = 0; i < t->nconns; i++) {
 			struct bconn *k = &t->conns[i];
-			if (!k->alive && may_issue(b, t, now))
+			uint64_t due = b->cfg.rate > 0 ? k->next_slot : now;
+			if (!k->alive && may_issue(b, t, due))
 				try_reconnect(t, k, now);
-			if (!k->alive)
+			if (!k->alive) {
+				if (b->cfg.rate > 0 && may_issue(b, t, k->next_slot))
+					backlog = 1;
 				continue;
+			}
 			alive++;
 			fill(b, t, k, now);
 			pending += (int)k->qn;
-			if (b->cfg.rate > 0 && k->qn < (unsigned)b->cfg.pipeline && k->next_slot < wake)
-				wake = k->next_slot;
+			if (b->cfg.rate > 0 && may_issue(b, t, k->next_slot)) {
+				backlog = 1;    /* slots of the run still to send */
+				if (k->qn < (unsigned)b->cfg.pipeline && k->next_slot < wake)
+					wake = k->next_slot;
+			}
 		}
-		int more = may_issue(b, t, now);
+		int more = b->cfg.rate > 0 ? backlog : may_issue(b, t, now);
 		if (!more && pending == 0)
 			break;
 		if (!more) {

@@ -173,8 +173,9 @@ if [ -n "$SERVER_PID" ]; then
 	check "svg-compare: well-formed" xmllint --noout "$TMP/cmp.svg"
 	check "svg-compare: both runs drawn" bash -c "grep -q 'open loop 2000/s' '$TMP/cmp.svg' && grep -q 'closed loop' '$TMP/cmp.svg' && [ \$(grep -c '<polyline' '$TMP/cmp.svg') = 4 ]"
 
-	# Server killed mid-run: counted errors, then a clear exit 1 within --timeout.
-	B -c 2 --duration 3 --timeout 0.5 >"$TMP/out" 2>"$TMP/e" &
+	# Server killed mid-run (open loop; the closed loop case is in test_client.c):
+	# counted errors, reconnection attempts, then a clear exit 1 within --timeout.
+	B -c 2 --rate 2000 --duration 3 --timeout 0.5 >"$TMP/out" 2>"$TMP/e" &
 	bp=$!
 	sleep 0.3
 	stop_redis

@@ -1047,6 +1047,55 @@ static void test_limits(void)
 	cl_free(a);
 }
 
+/* Keys with a TTL that nobody touches are removed by the active cycle:
+ * DBSIZE (which counts expired keys not yet removed) drops to 0. */
+static void test_active_expiry(void)
+{
+	struct cl *c = cl_new();
+	char *r;
+	int gone = 0;
+
+	r = cmdf(c, "FLUSHALL");
+	free(r);
+	for (int i = 0; i < 50; i++) {
+		r = cmdf(c, "SET ax:%d v PX 50", i);
+		free(r);
+	}
+	r = cmdf(c, "SET ax:keep v");
+	free(r);
+	for (int i = 0; i < 100 && !gone; i++) {
+		usleep(50000);
+		r = cmdf(c, "DBSIZE");
+		gone = !strcmp(r, ":1\r\n");
+		free(r);
+	}
+	CHECK(gone, "active expiry: untouched keys with a TTL not removed within 5 s");
+	if (against_rcukv) {
+		r = cmdf(c, "INFO");
+		CHECK(strstr(r, "db0:keys=1,expires=0,avg_ttl=") != NULL, "INFO keyspace: %.300s",
+		      strstr(r, "# Keyspace") ? strstr(r, "# Keyspace") : r);
+		CHECK(strstr(r, "expired_keys:") && !strstr(r, "expired_keys:0\r\n"),
+		      "INFO stats expired_keys");
+		CHECK(strstr(r, "rcu_grace_periods:") && strstr(r, "rcu_callbacks_pending:") &&
+			      strstr(r, "rcu_gp_max_latency_usec:") && strstr(r, "rcukv_version:") &&
+			      strstr(r, "used_memory:") && strstr(r, "mem_allocator:") &&
+			      strstr(r, "total_commands_processed:") && strstr(r, "keyspace_hits:") &&
+			      strstr(r, "instantaneous_ops_per_sec:") && strstr(r, "connected_clients:"),
+		      "INFO fields missing");
+		free(r);
+		r = cmdf(c, "INFO rcu");
+		CHECK(!strncmp(r + strcspn(r, "\n") + 1, "# RCU\r\n", 7) && !strstr(r, "# Server"),
+		      "INFO rcu: %.100s", r);
+		free(r);
+		r = cmdf(c, "INFO nosuchsection");
+		CHECK(!strcmp(r, "$0\r\n\r\n"), "INFO nosuchsection: %s", r);
+		free(r);
+	}
+	r = cmdf(c, "DEL ax:keep");
+	free(r);
+	cl_free(c);
+}
+
 static void test_unix(const char *path)
 {
 	struct sockaddr_un sa;
@@ -1353,6 +1402,7 @@ int main(int argc, char **argv)
 		test_hostile();
 		test_benchmark();
 		test_limits();
+		test_active_expiry();
 		if (sockpath[0])
 			test_unix(sockpath);
 		CHECK(still_serving(), "server alive at the end");

@@ -72,6 +72,7 @@ all:
 include rcu/rcu.mk
 -include hashtable/hashtable.mk
 -include server/server.mk
+-include server/rdb.mk
 -include client/client.mk
 -include tests/tests.mk
 -include bench/bench.mk

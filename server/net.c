@@ -261,7 +261,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 			size_t cap = c->qcap ? c->qcap : PROTO_IOBUF_LEN;
 
 			if (hint > PROTO_IOBUF_LEN) {
-				cap = c->qlen + hint;           /* exactly the big argument */
+				cap = c->qlen + hint;   /* doubling, ends exactly at the argument */
 			} else {
 				while (cap - c->qlen < hint)
 					cap *= 2;

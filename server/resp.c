@@ -520,17 +520,23 @@ int conn_process_input(struct conn *c)
 	return (c->flags & CONN_CLOSE_ASAP) ? -1 : 0;
 }
 
-/* How many bytes the next read should make room for: a big bulk argument in
- * progress gets the whole argument at once (one allocation, no regrowth). */
-
+/* How many bytes the next read should make room for.  A big bulk argument in
+ * progress gets room for as much again as has arrived (the buffer doubles), up
+ * to the whole argument: the buffer grows only as fast as the client really
+ * sends, so a bare "$536870000" header costs nothing. */
 size_t conn_read_hint(struct conn *c)
 {
 	if (c->reqtype == 1 && c->mb_left && c->bulklen >= PROTO_MBULK_BIG_ARG) {
 		size_t have = c->qlen - c->qpos;
 		size_t need = (size_t)c->bulklen + 2;
 
-		if (need > have)
-			return need - have;
+		if (need > have) {
+			size_t want = need - have;
+
+			if (have < PROTO_IOBUF_LEN)
+				have = PROTO_IOBUF_LEN;
+			return want < have ? want : have;
+		}
 	}
 	return PROTO_IOBUF_LEN;
 }

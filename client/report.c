@@ -229,7 +229,7 @@ struct series {
 	double interval;
 	double *tput;
 	size_t ntput;
-	double ops, p50, p99, max;
+	double ops, p50, p99, p999, max;   /* us, except ops */
 };
 
 static void xml_text(FILE *f, const char *s)
@@ -379,6 +379,23 @@ static void write_svg(FILE *f, struct series *s, int ns, const char *title)
 			        B1 - (B1 - T1) * (s[i].val[j] / 1000.0) / ytop);
 		}
 		fprintf(f, "\"/>\n");
+		/* Mark p50, p99, p99.9 with their values: series 0 labels right, series 1 left. */
+		const double mp[3] = { 50, 99, 99.9 };
+		const double mv[3] = { s[i].p50, s[i].p99, s[i].p999 };
+		const char *mn[3] = { "p50", "p99", "p99.9" };
+		for (int m = 0; m < 3; m++) {
+			double d = log10(100.0 / (100.0 - mp[m]));
+			if (d > xmax_dec || mv[m] <= 0)
+				continue;
+			double px = PL + (PR - PL) * d / xmax_dec;
+			double py = B1 - (B1 - T1) * (mv[m] / 1000.0) / ytop;
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", px, py,
+			        colors[i]);
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\" stroke=\"white\" "
+			           "stroke-width=\"3\" paint-order=\"stroke\"%s>%s %.3f ms"
+			           "</text>\n", i == 0 ? px + 5 : px - 5, py - 7, colors[i],
+			        i == 0 ? "" : " text-anchor=\"end\"", mn[m], mv[m] / 1000.0);
+		}
 	}
 
 	/* Panel 2: throughput over time. */
@@ -453,6 +470,7 @@ int bench_report_svg(const struct bench_result *r, const char *path)
 	s->ops = r->elapsed > 0 ? (double)r->done / r->elapsed : 0;
 	s->p50 = (double)cli_hist_percentile(&r->all, 50);
 	s->p99 = (double)cli_hist_percentile(&r->all, 99);
+	s->p999 = (double)cli_hist_percentile(&r->all, 99.9);
 	s->max = (double)r->all.max;
 	char loop[64] = "closed loop";
 	if (r->rate > 0)
@@ -593,6 +611,7 @@ static int load_series(const char *path, struct series *s)
 	if (last) {
 		s->p50 = num_at(last, "p50", 0);
 		s->p99 = num_at(last, "p99", 0);
+		s->p999 = num_at(last, "p99.9", 0);
 		s->max = num_at(last, "max", 0);
 	}
 	free(t);

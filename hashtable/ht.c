@@ -69,7 +69,15 @@
 #error "build ht.c with -DRCU_FLAVOR_QSBR or -DRCU_FLAVOR_MEMB"
 #endif
 
+#if defined(RCU_TSAN) && RCU_TSAN
+/* ThreadSanitizer's deadlock detector tracks at most 64 mutexes held by one
+ * thread; ht_flush(), ht_validate() and ht_txn() may hold every stripe. */
+#define HT_DEFAULT_STRIPES 32u
+#define HT_MAX_STRIPES 32u
+#else
 #define HT_DEFAULT_STRIPES 256u
+#define HT_MAX_STRIPES (1u << 20)
+#endif
 #define HT_MAX_BUCKETS ((size_t)1 << 31)
 #define HT_POISON_BYTE 0x6b
 
@@ -713,10 +721,12 @@ struct ht *ht_new(const struct ht_options *opt)
 		o = *opt;
 	if (!o.stripes)
 		o.stripes = HT_DEFAULT_STRIPES;
-	if (o.stripes & (o.stripes - 1) || o.stripes > (1u << 20)) {
+	if (o.stripes & (o.stripes - 1)) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (o.stripes > HT_MAX_STRIPES)
+		o.stripes = HT_MAX_STRIPES;
 	nb = pow2_at_least(o.initial_buckets);
 	if (nb < o.stripes)
 		nb = o.stripes;
@@ -1767,11 +1777,13 @@ static int ht_shrink(struct ht *ht)
 			struct hlist_node *b = o->b[i + nsz].first;
 
 			/* Zip: the tail of O[i] links to O[i+n]'s first node.
-			 * Relaxed: b is already published through O[i+n]. */
+			 * Release: b is reachable by a new route; its contents
+			 * must be visible to readers taking it (pairs with
+			 * the rcu_dereference() in find_rcu()). */
 			while ((x = *slot))
 				slot = &x->next;
 			if (b)
-				RCU_LIST_WRITE_ONCE(*slot, b);
+				rcu_assign_pointer(*slot, b);
 			n->b[i].first = o->b[i].first ? o->b[i].first : b; /* unpublished */
 		}
 		s->state = S_SHRINK_PREP;

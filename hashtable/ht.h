@@ -137,7 +137,8 @@ struct ht;
 
 struct ht_options {
 	size_t initial_buckets; /* rounded up to a power of two; 0: the minimum */
-	unsigned int stripes;   /* writer lock stripes, a power of two (0: 256);
+	unsigned int stripes;   /* writer lock stripes, a power of two (0: 256;
+				 * at most 32 in a ThreadSanitizer build);
 				 * also the smallest bucket count */
 	int no_auto_resize;     /* 1: only ht_resize() changes the size */
 	uint64_t seed;          /* hash seed; 0: random per table */

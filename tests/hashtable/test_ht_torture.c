@@ -512,6 +512,16 @@ int main(void)
 		struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
 
 		nanosleep(&ts, NULL);
+		/* Slow builds (sanitizers): run on until the resizer has done
+		 * two grows and two shrinks, for at most 5 times as long. */
+		for (i = 0; i < (int)(secs * 40); i++) {
+			struct timespec t100 = { 0, 100 * 1000 * 1000 };
+
+			ht_stats(ht, &hs);
+			if (hs.grows >= 2 && hs.shrinks >= 2)
+				break;
+			nanosleep(&t100, NULL);
+		}
 	}
 	atomic_store(&stop, 1);
 	for (i = 0; i < nt; i++)

@@ -364,7 +364,7 @@ static void test_txn(void **st)
 	struct ht *ht = mk(0, 1);
 	const void *keys[40];
 	size_t klens[40], n = 40, i;
-	char names[40][8], buf[8];
+	char names[40][24], buf[8];
 	int64_t x, far = ht_now_ms() + 100000;
 
 	(void)st;
@@ -550,6 +550,36 @@ static void test_scan(void **st)
 	done(ht);
 }
 
+/* ht.h guarantee 4: a cursor scan interleaved with grows and shrinks (one
+ * resize between every two steps) still reports every key. */
+static void test_scan_across_resize(void **st)
+{
+	static const size_t sizes[] = { 4096, 16, 64, 8192, 32, 1024, 16, 256 };
+	struct ht *ht = mk(0, 0);
+	size_t n = 2000, i, dups = 0;
+	unsigned char *seen = calloc(n, 1);
+	uint64_t cur = 0;
+	int steps = 0;
+
+	(void)st;
+	fill(ht, n);
+	do {
+		rcu_read_lock();
+		cur = ht_scan_rcu(ht, cur, 5, count_fn, seen);
+		rcu_read_unlock();
+		assert_int_equal(ht_resize(ht, sizes[steps % 8]), 0);
+		steps++;
+	} while (cur && steps < 100000);
+	assert_int_equal(cur, 0);
+	for (i = 0; i < n; i++) {
+		assert_true(seen[i] >= 1);
+		dups += seen[i] - 1;
+	}
+	printf("scan across %d resizes: %zu keys, %zu reported twice or more\n", steps, n, dups);
+	free(seen);
+	done(ht);
+}
+
 static void test_random_sample(void **st)
 {
 	struct ht *ht = mk(0, 1);
@@ -615,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_resize),
 		cmocka_unit_test(test_auto_resize),
 		cmocka_unit_test(test_scan),
+		cmocka_unit_test(test_scan_across_resize),
 		cmocka_unit_test(test_random_sample),
 		cmocka_unit_test(test_clock_and_stats),
 	};

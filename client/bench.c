@@ -29,6 +29,7 @@
 #include "client/bench_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -41,7 +42,6 @@
 #include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 enum { K_GET = 0, K_SET = 1, K_CMD = 0 };
 #define CLI_BENCH_MAX_PREFIX 200
@@ -50,7 +50,7 @@ enum { PAT_UNIFORM, PAT_ZIPF, PAT_SEQ };
 struct bench_cfg {
 	struct cli_conn_opts conn;
 	int threads, clients, pipeline;
-	long long requests;          /* 0: use duration */
+	long long requests; /* 0: use duration */
 	double duration, warmup, rate;
 	unsigned ratio_get, ratio_set;
 	long long keys;
@@ -58,35 +58,35 @@ struct bench_cfg {
 	double zipf_s;
 	size_t dmin, dmax;
 	const char *prefix;
-	size_t prefix_len;           /* <= CLI_BENCH_MAX_PREFIX */
-	const char *command;         /* template text */
-	int targc;                   /* template split */
+	size_t prefix_len;   /* <= CLI_BENCH_MAX_PREFIX */
+	const char *command; /* template text */
+	int targc;	     /* template split */
 	char **targv;
 	size_t *tlens;
 	const char *json, *hdr, *svg, *label;
 	int quiet;
-	double timeout;              /* drain wait after the end, seconds */
+	double timeout; /* drain wait after the end, seconds */
 };
 
 struct pend {
-	uint64_t start;              /* ns, CLOCK_MONOTONIC: write time or slot */
+	uint64_t start; /* ns, CLOCK_MONOTONIC: write time or slot */
 	uint8_t kind;
 	uint8_t measured;
 };
 
 struct bconn {
-	struct cli_conn c;           /* hiredis-opened socket, our buffers unused */
+	struct cli_conn c; /* hiredis-opened socket, our buffers unused */
 	int alive;
-	char *w;                     /* bytes still to write */
+	char *w; /* bytes still to write */
 	size_t wlen, woff, wcap;
-	int want_out;                /* EPOLLOUT registered */
+	int want_out; /* EPOLLOUT registered */
 	char *r;
 	size_t rlen, roff, rcap;
 	struct cli_scan sc;
-	struct pend *q;              /* ring of pipeline entries */
+	struct pend *q; /* ring of pipeline entries */
 	unsigned qhead, qn;
-	uint64_t next_slot;          /* open loop: next intended send time */
-	uint64_t interval;           /* open loop: ns between slots */
+	uint64_t next_slot; /* open loop: next intended send time */
+	uint64_t interval;  /* open loop: ns between slots */
 	uint64_t last_reconnect;
 };
 
@@ -99,27 +99,27 @@ struct bthread {
 	struct bconn *conns;
 	int nconns;
 	int epfd;
-	long long quota;             /* measured requests left to issue; -1: no limit */
-	uint64_t seq;                /* request counter for the GET:SET ratio */
+	long long quota; /* measured requests left to issue; -1: no limit */
+	uint64_t seq;	 /* request counter for the GET:SET ratio */
 	uint64_t rng;
-	pthread_mutex_t lock;        /* protects hist[] against the progress reader */
+	pthread_mutex_t lock; /* protects hist[] against the progress reader */
 	struct cli_hist hist[BENCH_MAX_KINDS];
 	uint64_t kdone[BENCH_MAX_KINDS], khits[BENCH_MAX_KINDS], kmiss[BENCH_MAX_KINDS];
 	uint64_t errors;
 	struct bench_errtype err[BENCH_MAX_ERRTYPES];
 	int nerr;
-	uint64_t last_reply;         /* ns of the last measured reply */
-	_Atomic uint64_t done_live;  /* measured replies so far (relaxed) */
+	uint64_t last_reply;	    /* ns of the last measured reply */
+	_Atomic uint64_t done_live; /* measured replies so far (relaxed) */
 	_Atomic uint64_t errors_live;
 	_Atomic int finished;
-	int lock_ok;                 /* lock initialised */
-	int lost;                    /* every connection is gone */
+	int lock_ok; /* lock initialised */
+	int lost;    /* every connection is gone */
 };
 
 struct bench {
 	struct bench_cfg cfg;
 	struct bthread *t;
-	uint64_t t0, measure_start, end;  /* ns; end = 0 in requests mode */
+	uint64_t t0, measure_start, end; /* ns; end = 0 in requests mode */
 	_Atomic int stop;
 	_Atomic uint64_t seq_key;
 	double *zipf_cdf;
@@ -156,61 +156,68 @@ static double rand01(uint64_t *s)
 
 static void bench_usage(FILE *f)
 {
-	fprintf(f,
-"Usage: rcukv-cli [-h host] [-p port] [-s socket] [-a password] [-n db] bench [OPTIONS]\n"
-"\n"
-"Load generator.  Closed loop by default: each connection keeps --pipeline\n"
-"requests in flight.  With --rate, open loop: requests leave on a fixed\n"
-"schedule and latency counts from the intended send time, so server stalls\n"
-"are not hidden (no coordinated omission).\n"
-"\n"
-"Connection:\n"
-"  -h, --host HOST        server host (default 127.0.0.1)\n"
-"  -p, --port PORT        server port (default 6379)\n"
-"  -s, --socket PATH      unix socket\n"
-"  -a, --password PASS    AUTH password;  --user USER  AUTH user\n"
-"  -n, --db N             SELECT database N\n"
-"  -3, --resp3            talk RESP3 (HELLO 3)\n"
-"Load:\n"
-"  -t, --threads N        worker threads (default 1)\n"
-"  -c, --clients N        connections per thread (default 4)\n"
-"  -P, --pipeline N       requests in flight per connection (default 1)\n"
-"  -r, --requests N       total measured requests (default 100000 unless --duration)\n"
-"  -d, --duration SECS    measured run time instead of a request count\n"
-"  -w, --warmup SECS      unmeasured load before measuring (default 0)\n"
-"  -R, --rate OPS         open loop at OPS requests/s in total (default: closed loop)\n"
-"      --ratio GET:SET    mix of GET and SET requests (default 1:1)\n"
-"  -k, --keys N           key space size (default 100000)\n"
-"      --key-pattern P    uniform (default), zipf, sequential\n"
-"      --zipf-s S         zipf exponent (default 0.99); zipf allows --keys <= 10000000\n"
-"      --data-size N|A-B  SET value size in bytes, fixed or uniform in A..B (default 32)\n"
-"      --key-prefix STR   key name prefix (default \"key:\")\n"
-"      --command TEMPLATE one command for every request, such as\n"
-"                         \"HSET h __key__ __data__\"; __key__ and __data__ are\n"
-"                         replaced per request (--ratio is then ignored)\n"
-"      --timeout SECS     how long to wait for replies after the end (default 5)\n"
-"Output:\n"
-"      --json FILE        every figure, as JSON (input of --svg-compare)\n"
-"      --hdr FILE         latency percentile distribution, HdrHistogram text format\n"
-"      --svg FILE         latency by percentile and throughput over time\n"
-"      --svg-compare A.json B.json\n"
-"                         draw two --json runs on one chart into --svg FILE\n"
-"                         (stdout if --svg is not given), without running\n"
-"      --label TEXT       name of this run in JSON and charts\n"
-"  -q, --quiet            no progress line (it is off anyway when stderr is not a terminal)\n"
-"      --help             this help\n"
-"\n"
-"The report gives throughput, hits and misses, errors by type, and latency\n"
-"min/p50/p90/p99/p99.9/p99.99/max per command from a log-linear histogram\n"
-"(1 us resolution, 0.8 %% relative precision, up to 71 minutes).\n"
-"Exit status: 0 when the run completed (error replies are counted), 1 when it\n"
-"could not run (bad option, unreachable server, refused AUTH, all connections lost).\n");
+	fprintf(
+	    f,
+	    "Usage: rcukv-cli [-h host] [-p port] [-s socket] [-a password] [-n db] bench "
+	    "[OPTIONS]\n"
+	    "\n"
+	    "Load generator.  Closed loop by default: each connection keeps --pipeline\n"
+	    "requests in flight.  With --rate, open loop: requests leave on a fixed\n"
+	    "schedule and latency counts from the intended send time, so server stalls\n"
+	    "are not hidden (no coordinated omission).\n"
+	    "\n"
+	    "Connection:\n"
+	    "  -h, --host HOST        server host (default 127.0.0.1)\n"
+	    "  -p, --port PORT        server port (default 6379)\n"
+	    "  -s, --socket PATH      unix socket\n"
+	    "  -a, --password PASS    AUTH password;  --user USER  AUTH user\n"
+	    "  -n, --db N             SELECT database N\n"
+	    "  -3, --resp3            talk RESP3 (HELLO 3)\n"
+	    "Load:\n"
+	    "  -t, --threads N        worker threads (default 1)\n"
+	    "  -c, --clients N        connections per thread (default 4)\n"
+	    "  -P, --pipeline N       requests in flight per connection (default 1)\n"
+	    "  -r, --requests N       total measured requests (default 100000 unless --duration)\n"
+	    "  -d, --duration SECS    measured run time instead of a request count\n"
+	    "  -w, --warmup SECS      unmeasured load before measuring (default 0)\n"
+	    "  -R, --rate OPS         open loop at OPS requests/s in total (default: closed loop)\n"
+	    "      --ratio GET:SET    mix of GET and SET requests (default 1:1)\n"
+	    "  -k, --keys N           key space size (default 100000)\n"
+	    "      --key-pattern P    uniform (default), zipf, sequential\n"
+	    "      --zipf-s S         zipf exponent (default 0.99); zipf allows --keys <= "
+	    "10000000\n"
+	    "      --data-size N|A-B  SET value size in bytes, fixed or uniform in A..B (default "
+	    "32)\n"
+	    "      --key-prefix STR   key name prefix (default \"key:\")\n"
+	    "      --command TEMPLATE one command for every request, such as\n"
+	    "                         \"HSET h __key__ __data__\"; __key__ and __data__ are\n"
+	    "                         replaced per request (--ratio is then ignored)\n"
+	    "      --timeout SECS     how long to wait for replies after the end (default 5)\n"
+	    "Output:\n"
+	    "      --json FILE        every figure, as JSON (input of --svg-compare)\n"
+	    "      --hdr FILE         latency percentile distribution, HdrHistogram text format\n"
+	    "      --svg FILE         latency by percentile and throughput over time\n"
+	    "      --svg-compare A.json B.json\n"
+	    "                         draw two --json runs on one chart into --svg FILE\n"
+	    "                         (stdout if --svg is not given), without running\n"
+	    "      --label TEXT       name of this run in JSON and charts\n"
+	    "  -q, --quiet            no progress line (it is off anyway when stderr is not a "
+	    "terminal)\n"
+	    "      --help             this help\n"
+	    "\n"
+	    "The report gives throughput, hits and misses, errors by type, and latency\n"
+	    "min/p50/p90/p99/p99.9/p99.99/max per command from a log-linear histogram\n"
+	    "(1 us resolution, 0.8 %% relative precision, up to 71 minutes).\n"
+	    "Exit status: 0 when the run completed (error replies are counted), 1 when it\n"
+	    "could not run (bad option, unreachable server, refused AUTH, all connections "
+	    "lost).\n");
 }
 
 static int bench_bad(const char *opt, const char *val, const char *why)
 {
-	fprintf(stderr, "rcukv-cli bench: invalid value '%s' for --%s: %s (see rcukv-cli bench --help)\n",
-	        val, opt, why);
+	fprintf(stderr,
+		"rcukv-cli bench: invalid value '%s' for --%s: %s (see rcukv-cli bench --help)\n",
+		val, opt, why);
 	return -1;
 }
 
@@ -249,46 +256,56 @@ static int opt_d(const char *opt, const char *s, double lo, double hi, double *o
 }
 
 enum {
-	O_RATIO = 1000, O_PATTERN, O_ZIPF, O_DSIZE, O_PREFIX, O_COMMAND, O_JSON, O_HDR,
-	O_SVG, O_CMP, O_LABEL, O_HELP, O_USER, O_TIMEOUT
+	O_RATIO = 1000,
+	O_PATTERN,
+	O_ZIPF,
+	O_DSIZE,
+	O_PREFIX,
+	O_COMMAND,
+	O_JSON,
+	O_HDR,
+	O_SVG,
+	O_CMP,
+	O_LABEL,
+	O_HELP,
+	O_USER,
+	O_TIMEOUT
 };
 
-static const struct option bench_longopts[] = {
-	{ "host", required_argument, NULL, 'h' },
-	{ "port", required_argument, NULL, 'p' },
-	{ "socket", required_argument, NULL, 's' },
-	{ "password", required_argument, NULL, 'a' },
-	{ "user", required_argument, NULL, O_USER },
-	{ "db", required_argument, NULL, 'n' },
-	{ "resp3", no_argument, NULL, '3' },
-	{ "threads", required_argument, NULL, 't' },
-	{ "clients", required_argument, NULL, 'c' },
-	{ "pipeline", required_argument, NULL, 'P' },
-	{ "requests", required_argument, NULL, 'r' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "warmup", required_argument, NULL, 'w' },
-	{ "rate", required_argument, NULL, 'R' },
-	{ "ratio", required_argument, NULL, O_RATIO },
-	{ "keys", required_argument, NULL, 'k' },
-	{ "key-pattern", required_argument, NULL, O_PATTERN },
-	{ "zipf-s", required_argument, NULL, O_ZIPF },
-	{ "data-size", required_argument, NULL, O_DSIZE },
-	{ "key-prefix", required_argument, NULL, O_PREFIX },
-	{ "command", required_argument, NULL, O_COMMAND },
-	{ "timeout", required_argument, NULL, O_TIMEOUT },
-	{ "json", required_argument, NULL, O_JSON },
-	{ "hdr", required_argument, NULL, O_HDR },
-	{ "svg", required_argument, NULL, O_SVG },
-	{ "svg-compare", required_argument, NULL, O_CMP },
-	{ "label", required_argument, NULL, O_LABEL },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, O_HELP },
-	{ NULL, 0, NULL, 0 }
-};
+static const struct option bench_longopts[] = {{"host", required_argument, NULL, 'h'},
+					       {"port", required_argument, NULL, 'p'},
+					       {"socket", required_argument, NULL, 's'},
+					       {"password", required_argument, NULL, 'a'},
+					       {"user", required_argument, NULL, O_USER},
+					       {"db", required_argument, NULL, 'n'},
+					       {"resp3", no_argument, NULL, '3'},
+					       {"threads", required_argument, NULL, 't'},
+					       {"clients", required_argument, NULL, 'c'},
+					       {"pipeline", required_argument, NULL, 'P'},
+					       {"requests", required_argument, NULL, 'r'},
+					       {"duration", required_argument, NULL, 'd'},
+					       {"warmup", required_argument, NULL, 'w'},
+					       {"rate", required_argument, NULL, 'R'},
+					       {"ratio", required_argument, NULL, O_RATIO},
+					       {"keys", required_argument, NULL, 'k'},
+					       {"key-pattern", required_argument, NULL, O_PATTERN},
+					       {"zipf-s", required_argument, NULL, O_ZIPF},
+					       {"data-size", required_argument, NULL, O_DSIZE},
+					       {"key-prefix", required_argument, NULL, O_PREFIX},
+					       {"command", required_argument, NULL, O_COMMAND},
+					       {"timeout", required_argument, NULL, O_TIMEOUT},
+					       {"json", required_argument, NULL, O_JSON},
+					       {"hdr", required_argument, NULL, O_HDR},
+					       {"svg", required_argument, NULL, O_SVG},
+					       {"svg-compare", required_argument, NULL, O_CMP},
+					       {"label", required_argument, NULL, O_LABEL},
+					       {"quiet", no_argument, NULL, 'q'},
+					       {"help", no_argument, NULL, O_HELP},
+					       {NULL, 0, NULL, 0}};
 
 /* Return 0 to run, 1 to exit 0 (help), -1 on a bad option; *cmp_a set for --svg-compare. */
 static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **cmp_a,
-                       const char **cmp_b)
+		       const char **cmp_b)
 {
 	long long v;
 	int ch;
@@ -296,45 +313,64 @@ static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":h:p:s:a:n:3t:c:P:r:d:w:R:k:q", bench_longopts,
-	                         NULL)) != -1) {
+				 NULL)) != -1) {
 		switch (ch) {
-		case 'h': c->conn.host = optarg; break;
+		case 'h':
+			c->conn.host = optarg;
+			break;
 		case 'p':
-			if (opt_ll("port", optarg, 1, 65535, &v)) return -1;
+			if (opt_ll("port", optarg, 1, 65535, &v))
+				return -1;
 			c->conn.port = (int)v;
 			break;
-		case 's': c->conn.socket = optarg; break;
-		case 'a': c->conn.password = optarg; break;
-		case O_USER: c->conn.user = optarg; break;
+		case 's':
+			c->conn.socket = optarg;
+			break;
+		case 'a':
+			c->conn.password = optarg;
+			break;
+		case O_USER:
+			c->conn.user = optarg;
+			break;
 		case 'n':
-			if (opt_ll("db", optarg, 0, 1 << 30, &v)) return -1;
+			if (opt_ll("db", optarg, 0, 1 << 30, &v))
+				return -1;
 			c->conn.db = (int)v;
 			break;
-		case '3': c->conn.resp3 = 1; break;
+		case '3':
+			c->conn.resp3 = 1;
+			break;
 		case 't':
-			if (opt_ll("threads", optarg, 1, 256, &v)) return -1;
+			if (opt_ll("threads", optarg, 1, 256, &v))
+				return -1;
 			c->threads = (int)v;
 			break;
 		case 'c':
-			if (opt_ll("clients", optarg, 1, 10000, &v)) return -1;
+			if (opt_ll("clients", optarg, 1, 10000, &v))
+				return -1;
 			c->clients = (int)v;
 			break;
 		case 'P':
-			if (opt_ll("pipeline", optarg, 1, 100000, &v)) return -1;
+			if (opt_ll("pipeline", optarg, 1, 100000, &v))
+				return -1;
 			c->pipeline = (int)v;
 			break;
 		case 'r':
-			if (opt_ll("requests", optarg, 1, LLONG_MAX / 2, &v)) return -1;
+			if (opt_ll("requests", optarg, 1, LLONG_MAX / 2, &v))
+				return -1;
 			c->requests = v;
 			break;
 		case 'd':
-			if (opt_d("duration", optarg, 0.001, 1e7, &c->duration)) return -1;
+			if (opt_d("duration", optarg, 0.001, 1e7, &c->duration))
+				return -1;
 			break;
 		case 'w':
-			if (opt_d("warmup", optarg, 0, 1e6, &c->warmup)) return -1;
+			if (opt_d("warmup", optarg, 0, 1e6, &c->warmup))
+				return -1;
 			break;
 		case 'R':
-			if (opt_d("rate", optarg, 0.001, 1e9, &c->rate)) return -1;
+			if (opt_d("rate", optarg, 0.001, 1e9, &c->rate))
+				return -1;
 			break;
 		case O_RATIO: {
 			unsigned g, s;
@@ -347,17 +383,24 @@ static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **
 			break;
 		}
 		case 'k':
-			if (opt_ll("keys", optarg, 1, 1LL << 40, &v)) return -1;
+			if (opt_ll("keys", optarg, 1, 1LL << 40, &v))
+				return -1;
 			c->keys = v;
 			break;
 		case O_PATTERN:
-			if (!strcmp(optarg, "uniform")) c->pattern = PAT_UNIFORM;
-			else if (!strcmp(optarg, "zipf")) c->pattern = PAT_ZIPF;
-			else if (!strcmp(optarg, "sequential")) c->pattern = PAT_SEQ;
-			else return bench_bad("key-pattern", optarg, "expected uniform, zipf or sequential");
+			if (!strcmp(optarg, "uniform"))
+				c->pattern = PAT_UNIFORM;
+			else if (!strcmp(optarg, "zipf"))
+				c->pattern = PAT_ZIPF;
+			else if (!strcmp(optarg, "sequential"))
+				c->pattern = PAT_SEQ;
+			else
+				return bench_bad("key-pattern", optarg,
+						 "expected uniform, zipf or sequential");
 			break;
 		case O_ZIPF:
-			if (opt_d("zipf-s", optarg, 0.01, 10, &c->zipf_s)) return -1;
+			if (opt_d("zipf-s", optarg, 0.01, 10, &c->zipf_s))
+				return -1;
 			break;
 		case O_DSIZE: {
 			unsigned long a, b2;
@@ -373,33 +416,51 @@ static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **
 			c->dmax = b2;
 			break;
 		}
-		case O_PREFIX: c->prefix = optarg; break;
-		case O_COMMAND: c->command = optarg; break;
-		case O_TIMEOUT:
-			if (opt_d("timeout", optarg, 0.01, 3600, &c->timeout)) return -1;
+		case O_PREFIX:
+			c->prefix = optarg;
 			break;
-		case O_JSON: c->json = optarg; break;
-		case O_HDR: c->hdr = optarg; break;
-		case O_SVG: c->svg = optarg; break;
+		case O_COMMAND:
+			c->command = optarg;
+			break;
+		case O_TIMEOUT:
+			if (opt_d("timeout", optarg, 0.01, 3600, &c->timeout))
+				return -1;
+			break;
+		case O_JSON:
+			c->json = optarg;
+			break;
+		case O_HDR:
+			c->hdr = optarg;
+			break;
+		case O_SVG:
+			c->svg = optarg;
+			break;
 		case O_CMP:
 			*cmp_a = optarg;
 			if (optind >= argc || argv[optind][0] == '-') {
-				fprintf(stderr, "rcukv-cli bench: --svg-compare needs two JSON files\n");
+				fprintf(stderr,
+					"rcukv-cli bench: --svg-compare needs two JSON files\n");
 				return -1;
 			}
 			*cmp_b = argv[optind++];
 			break;
-		case O_LABEL: c->label = optarg; break;
-		case 'q': c->quiet = 1; break;
+		case O_LABEL:
+			c->label = optarg;
+			break;
+		case 'q':
+			c->quiet = 1;
+			break;
 		case O_HELP:
 			bench_usage(stdout);
 			return 1;
 		case ':':
-			fprintf(stderr, "rcukv-cli bench: option '%s' needs a value\n\n", argv[optind - 1]);
+			fprintf(stderr, "rcukv-cli bench: option '%s' needs a value\n\n",
+				argv[optind - 1]);
 			bench_usage(stderr);
 			return -1;
 		default:
-			fprintf(stderr, "rcukv-cli bench: unknown option '%s'\n\n", argv[optind - 1]);
+			fprintf(stderr, "rcukv-cli bench: unknown option '%s'\n\n",
+				argv[optind - 1]);
 			bench_usage(stderr);
 			return -1;
 		}
@@ -416,8 +477,10 @@ static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **
 	if (!c->requests && c->duration <= 0)
 		c->requests = 100000;
 	if (c->pattern == PAT_ZIPF && c->keys > 10000000) {
-		fprintf(stderr, "rcukv-cli bench: --key-pattern zipf supports --keys up to 10000000 "
-		                "(its table takes 8 bytes a key); got %lld\n", c->keys);
+		fprintf(stderr,
+			"rcukv-cli bench: --key-pattern zipf supports --keys up to 10000000 "
+			"(its table takes 8 bytes a key); got %lld\n",
+			c->keys);
 		return -1;
 	}
 	c->prefix_len = strlen(c->prefix);
@@ -509,14 +572,21 @@ static char *put_bulk(char *p, const char *s, size_t n)
 
 /* Append one template argument with __key__ and __data__ replaced. */
 static char *put_tmpl_arg(char *p, const char *a, size_t n, const char *key, size_t klen,
-                          const char *data, size_t dlen)
+			  const char *data, size_t dlen)
 {
 	size_t out = 0;
 
 	for (size_t i = 0; i < n;) {
-		if (n - i >= 7 && !memcmp(a + i, "__key__", 7)) { out += klen; i += 7; }
-		else if (n - i >= 8 && !memcmp(a + i, "__data__", 8)) { out += dlen; i += 8; }
-		else { out++; i++; }
+		if (n - i >= 7 && !memcmp(a + i, "__key__", 7)) {
+			out += klen;
+			i += 7;
+		} else if (n - i >= 8 && !memcmp(a + i, "__data__", 8)) {
+			out += dlen;
+			i += 8;
+		} else {
+			out++;
+			i++;
+		}
 	}
 	*p++ = '$';
 	p = put_u64(p, out);
@@ -524,9 +594,13 @@ static char *put_tmpl_arg(char *p, const char *a, size_t n, const char *key, siz
 	*p++ = '\n';
 	for (size_t i = 0; i < n;) {
 		if (n - i >= 7 && !memcmp(a + i, "__key__", 7)) {
-			memcpy(p, key, klen); p += klen; i += 7;
+			memcpy(p, key, klen);
+			p += klen;
+			i += 7;
 		} else if (n - i >= 8 && !memcmp(a + i, "__data__", 8)) {
-			memcpy(p, data, dlen); p += dlen; i += 8;
+			memcpy(p, data, dlen);
+			p += dlen;
+			i += 8;
 		} else {
 			*p++ = a[i++];
 		}
@@ -591,7 +665,7 @@ static void count_error(struct bthread *t, const char *name, size_t n)
 			break;
 	if (i == t->nerr) {
 		if (t->nerr == BENCH_MAX_ERRTYPES) {
-			i = BENCH_MAX_ERRTYPES - 1;  /* the last slot gathers the rest */
+			i = BENCH_MAX_ERRTYPES - 1; /* the last slot gathers the rest */
 			snprintf(t->err[i].name, sizeof(t->err[i].name), "other");
 		} else {
 			memcpy(t->err[i].name, name, n);
@@ -613,13 +687,13 @@ static int bench_connect(struct bconn *k, const struct cli_conn_opts *o, char *e
 {
 	char dbs[16];
 	char *argv[3][3] = {
-		{ "AUTH", (char *)(o->user ? o->user : o->password), (char *)o->password },
-		{ "SELECT", dbs, NULL },
-		{ "HELLO", "3", NULL },
+	    {"AUTH", (char *)(o->user ? o->user : o->password), (char *)o->password},
+	    {"SELECT", dbs, NULL},
+	    {"HELLO", "3", NULL},
 	};
-	int argc[3] = { o->user ? 3 : 2, 2, 2 };
-	int use[3] = { o->password != NULL, o->db != 0, o->resp3 };
-	const char *what[3] = { "AUTH", "SELECT", "HELLO 3" };
+	int argc[3] = {o->user ? 3 : 2, 2, 2};
+	int use[3] = {o->password != NULL, o->db != 0, o->resp3};
+	const char *what[3] = {"AUTH", "SELECT", "HELLO 3"};
 
 	snprintf(dbs, sizeof(dbs), "%d", o->db);
 	if (cli_conn_open(&k->c, o) != 0) {
@@ -671,7 +745,7 @@ static void conn_lost(struct bthread *t, struct bconn *k, const char *why)
 static void try_reconnect(struct bthread *t, struct bconn *k, uint64_t now)
 {
 	char err[300];
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = {.events = EPOLLIN};
 
 	if (now - k->last_reconnect < 200000000ull)
 		return;
@@ -694,7 +768,8 @@ static void flush_conn(struct bthread *t, struct bconn *k)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			if (!k->want_out) {
-				struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.ptr = k };
+				struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT,
+							 .data.ptr = k};
 				epoll_ctl(t->epfd, EPOLL_CTL_MOD, k->c.fd, &ev);
 				k->want_out = 1;
 			}
@@ -705,7 +780,7 @@ static void flush_conn(struct bthread *t, struct bconn *k)
 	}
 	k->wlen = k->woff = 0;
 	if (k->want_out) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = k };
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = k};
 		epoll_ctl(t->epfd, EPOLL_CTL_MOD, k->c.fd, &ev);
 		k->want_out = 0;
 	}
@@ -722,7 +797,7 @@ static int may_issue(struct bench *b, struct bthread *t, uint64_t when)
 	if (atomic_load_explicit(&b->stop, memory_order_relaxed))
 		return 0;
 	if (when < b->measure_start)
-		return 1;               /* warmup: time-bounded only */
+		return 1; /* warmup: time-bounded only */
 	if (b->end)
 		return when < b->end;
 	return t->quota > 0;
@@ -799,7 +874,8 @@ static void on_replies(struct bench *b, struct bthread *t, struct bconn *k, uint
 				count_error(t, rep + s, n);
 			} else if ((top == '$' && k->sc.top_len >= 0) || top == '=') {
 				t->khits[kind]++;
-			} else if (top == '_' || ((top == '$' || top == '*') && k->sc.top_len < 0)) {
+			} else if (top == '_' ||
+				   ((top == '$' || top == '*') && k->sc.top_len < 0)) {
 				t->kmiss[kind]++;
 			}
 			t->last_reply = now;
@@ -844,7 +920,7 @@ static void on_readable(struct bench *b, struct bthread *t, struct bconn *k)
 			if (!k->alive)
 				return;
 			if (k->rlen < k->rcap)
-				return;  /* the socket had less than we could take: drained */
+				return; /* the socket had less than we could take: drained */
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -864,11 +940,11 @@ static void *worker(void *arg)
 	uint64_t drain_deadline = 0, dead_since = 0;
 
 	for (int i = 0; i < t->nconns; i++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &t->conns[i] };
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &t->conns[i]};
 		epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->conns[i].c.fd, &ev);
 	}
 	/* Everyone starts at t0, so that nothing leaves before the schedule begins. */
-	struct timespec start = { (time_t)(b->t0 / 1000000000ull), (long)(b->t0 % 1000000000ull) };
+	struct timespec start = {(time_t)(b->t0 / 1000000000ull), (long)(b->t0 % 1000000000ull)};
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &start, NULL) == EINTR)
 		;
 	for (;;) {
@@ -890,7 +966,7 @@ static void *worker(void *arg)
 			fill(b, t, k, now);
 			pending += (int)k->qn;
 			if (b->cfg.rate > 0 && may_issue(b, t, k->next_slot)) {
-				backlog = 1;    /* slots of the run still to send */
+				backlog = 1; /* slots of the run still to send */
 				if (k->qn < (unsigned)b->cfg.pipeline && k->next_slot < wake)
 					wake = k->next_slot;
 			}
@@ -926,7 +1002,7 @@ static void *worker(void *arg)
 			cap = b->end;
 		if (wake > cap)
 			wake = cap;
-		struct timespec ts = { 0, 0 };
+		struct timespec ts = {0, 0};
 		if (wake > now) {
 			ts.tv_sec = (time_t)((wake - now) / 1000000000ull);
 			ts.tv_nsec = (long)((wake - now) % 1000000000ull);
@@ -993,9 +1069,9 @@ static void progress_line(struct bench *b, double t_s, double ops, uint64_t errs
 		if (pthread_mutex_unlock(&t->lock) != 0)
 			cli_die("pthread_mutex_unlock");
 	}
-	fprintf(stderr, "\r[%6.1fs] %10.0f ops/s  p50 %8.3f ms  p99 %8.3f ms  errors %llu   ",
-	        t_s, ops, (double)cli_hist_percentile(h, 50) / 1000.0,
-	        (double)cli_hist_percentile(h, 99) / 1000.0, (unsigned long long)errs);
+	fprintf(stderr, "\r[%6.1fs] %10.0f ops/s  p50 %8.3f ms  p99 %8.3f ms  errors %llu   ", t_s,
+		ops, (double)cli_hist_percentile(h, 50) / 1000.0,
+		(double)cli_hist_percentile(h, 99) / 1000.0, (unsigned long long)errs);
 	fflush(stderr);
 	free(h);
 }
@@ -1078,7 +1154,8 @@ static int run_bench(struct bench_cfg *c)
 		t->lock_ok = 1;
 		for (int k = 0; k < BENCH_MAX_KINDS; k++)
 			cli_hist_init(&t->hist[k]);
-		t->quota = c->requests ? c->requests / c->threads + (i < c->requests % c->threads) : -1;
+		t->quota =
+		    c->requests ? c->requests / c->threads + (i < c->requests % c->threads) : -1;
 		t->nconns = c->clients;
 		t->conns = calloc((size_t)c->clients, sizeof(*t->conns));
 		t->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -1100,7 +1177,7 @@ static int run_bench(struct bench_cfg *c)
 
 	/* Schedule, then start the workers. */
 	int nconn = c->threads * c->clients;
-	b->t0 = now_ns() + 1000000;  /* 1 ms for the threads to start */
+	b->t0 = now_ns() + 1000000; /* 1 ms for the threads to start */
 	b->measure_start = b->t0 + (uint64_t)(c->warmup * 1e9);
 	b->end = c->requests ? 0 : b->measure_start + (uint64_t)(c->duration * 1e9);
 	for (int i = 0; i < c->threads; i++)
@@ -1111,8 +1188,9 @@ static int run_bench(struct bench_cfg *c)
 				if (!k->interval)
 					k->interval = 1;
 				/* Stagger the connections across one interval. */
-				k->next_slot = b->t0 + k->interval * (uint64_t)(i * c->clients + j) /
-				               (uint64_t)nconn;
+				k->next_slot = b->t0 + k->interval *
+							   (uint64_t)(i * c->clients + j) /
+							   (uint64_t)nconn;
 			}
 		}
 	for (int i = 0; i < c->threads; i++)
@@ -1133,8 +1211,10 @@ static int run_bench(struct bench_cfg *c)
 			uint64_t done = 0, errs = 0;
 			double dt = (double)(now - tick) / 1e9;
 			for (int i = 0; i < c->threads; i++) {
-				done += atomic_load_explicit(&b->t[i].done_live, memory_order_relaxed);
-				errs += atomic_load_explicit(&b->t[i].errors_live, memory_order_relaxed);
+				done +=
+				    atomic_load_explicit(&b->t[i].done_live, memory_order_relaxed);
+				errs += atomic_load_explicit(&b->t[i].errors_live,
+							     memory_order_relaxed);
 			}
 			if (res->nseries == series_cap) {
 				double *p = realloc(res->series, sizeof(double) * series_cap * 2);
@@ -1149,13 +1229,14 @@ static int run_bench(struct bench_cfg *c)
 			tick = now;
 			if (progress && now >= last_progress + 1000000000ull) {
 				progress_line(b, (double)(now - b->t0) / 1e9,
-				              res->nseries ? res->series[res->nseries - 1] : 0, errs);
+					      res->nseries ? res->series[res->nseries - 1] : 0,
+					      errs);
 				last_progress = now;
 			}
 		}
 		if (fin)
 			break;
-		struct timespec ts = { 0, 10000000 };
+		struct timespec ts = {0, 10000000};
 		nanosleep(&ts, NULL);
 	}
 	if (progress)
@@ -1220,10 +1301,10 @@ static int run_bench(struct bench_cfg *c)
 				if (res->nerr == BENCH_MAX_ERRTYPES)
 					j = BENCH_MAX_ERRTYPES - 1;
 				else
-					res->err[res->nerr++] = (struct bench_errtype){ .n = 0 };
+					res->err[res->nerr++] = (struct bench_errtype){.n = 0};
 				if (!res->err[j].name[0])
 					snprintf(res->err[j].name, sizeof(res->err[j].name), "%s",
-					         t->err[e].name);
+						 t->err[e].name);
 			}
 			res->err[j].n += t->err[e].n;
 		}
@@ -1242,8 +1323,9 @@ static int run_bench(struct bench_cfg *c)
 	if (c->svg && bench_report_svg(res, c->svg) != 0)
 		rc = 1;
 	if (lost) {
-		fprintf(stderr, "rcukv-cli bench: every connection to %s was lost; the run stopped early\n",
-		        res->target);
+		fprintf(stderr,
+			"rcukv-cli bench: every connection to %s was lost; the run stopped early\n",
+			res->target);
 		rc = 1;
 	}
 	bench_free(b, res);
@@ -1253,11 +1335,19 @@ static int run_bench(struct bench_cfg *c)
 int cli_bench_main(int argc, char **argv, const struct cli_conn_opts *base)
 {
 	struct bench_cfg c = {
-		.conn = *base,
-		.threads = 1, .clients = 4, .pipeline = 1,
-		.ratio_get = 1, .ratio_set = 1,
-		.keys = 100000, .pattern = PAT_UNIFORM, .zipf_s = 0.99,
-		.dmin = 32, .dmax = 32, .prefix = "key:", .timeout = 5,
+	    .conn = *base,
+	    .threads = 1,
+	    .clients = 4,
+	    .pipeline = 1,
+	    .ratio_get = 1,
+	    .ratio_set = 1,
+	    .keys = 100000,
+	    .pattern = PAT_UNIFORM,
+	    .zipf_s = 0.99,
+	    .dmin = 32,
+	    .dmax = 32,
+	    .prefix = "key:",
+	    .timeout = 5,
 	};
 	const char *cmp_a = NULL, *cmp_b = NULL;
 	int r;

@@ -10,11 +10,11 @@
 
 #include "client/cli.h"
 
-#define BENCH_MAX_KINDS 3        /* GET, SET, or the --command template */
+#define BENCH_MAX_KINDS 3 /* GET, SET, or the --command template */
 #define BENCH_MAX_ERRTYPES 16
 
 struct bench_errtype {
-	char name[32];               /* first word of the error: "ERR", "WRONGTYPE", "connection" */
+	char name[32]; /* first word of the error: "ERR", "WRONGTYPE", "connection" */
 	uint64_t n;
 };
 
@@ -22,19 +22,19 @@ struct bench_result {
 	/* what ran */
 	char target[300];
 	int threads, clients, pipeline;
-	double rate;                 /* 0: closed loop */
-	long long requests_asked;    /* 0: duration mode */
+	double rate;		  /* 0: closed loop */
+	long long requests_asked; /* 0: duration mode */
 	double duration_asked, warmup;
 	long long keys;
 	const char *pattern;
 	double zipf_s;
 	size_t dmin, dmax;
 	const char *prefix;
-	const char *command;         /* template text, or NULL */
+	const char *command; /* template text, or NULL */
 	const char *label;
 	unsigned ratio_get, ratio_set;
 	/* what happened (measured phase only) */
-	double elapsed;              /* seconds from measure start to last reply */
+	double elapsed; /* seconds from measure start to last reply */
 	uint64_t done, errors, hits, misses;
 	int nkinds;
 	char kind_name[BENCH_MAX_KINDS][32];
@@ -46,7 +46,7 @@ struct bench_result {
 	int nerr;
 	/* throughput over time, measured phase, one sample per interval */
 	double series_interval;
-	double *series;              /* ops/s per interval */
+	double *series; /* ops/s per interval */
 	size_t nseries;
 };
 

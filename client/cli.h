@@ -32,15 +32,15 @@
 /* ---- RESP reply scanner and tree (resp.c) ---- */
 
 /* Limits of the reader; a reply past them is a protocol error. */
-#define CLI_RESP_MAX_DEPTH 64          /* nested aggregates */
-#define CLI_RESP_MAX_LINE (64 * 1024)  /* header line (simple strings too) */
+#define CLI_RESP_MAX_DEPTH 64	      /* nested aggregates */
+#define CLI_RESP_MAX_LINE (64 * 1024) /* header line (simple strings too) */
 #define CLI_RESP_MAX_BULK (512LL * 1024 * 1024)
 #define CLI_RESP_MAX_ELEMS (1LL << 32)
 
 enum cli_scan_status {
-	CLI_SCAN_DONE = 0,   /* one whole reply lies in buf[0, s->pos) */
-	CLI_SCAN_AGAIN = 1,  /* need more bytes: call again with the same state */
-	CLI_SCAN_ERROR = -1  /* protocol error; s->err says what */
+	CLI_SCAN_DONE = 0,  /* one whole reply lies in buf[0, s->pos) */
+	CLI_SCAN_AGAIN = 1, /* need more bytes: call again with the same state */
+	CLI_SCAN_ERROR = -1 /* protocol error; s->err says what */
 };
 
 /*
@@ -49,12 +49,12 @@ enum cli_scan_status {
  * buffer may grow or move).  Attributes ('|') are skipped and not counted.
  */
 struct cli_scan {
-	size_t pos;                         /* offset of the next element */
-	int depth;                          /* open aggregates */
+	size_t pos;			    /* offset of the next element */
+	int depth;			    /* open aggregates */
 	long long left[CLI_RESP_MAX_DEPTH]; /* elements still due, per level */
-	char attr[CLI_RESP_MAX_DEPTH];      /* level is an attribute map */
-	char top;                           /* type byte of the top-level reply */
-	long long top_len;                  /* its length/count (-1: null) */
+	char attr[CLI_RESP_MAX_DEPTH];	    /* level is an attribute map */
+	char top;			    /* type byte of the top-level reply */
+	long long top_len;		    /* its length/count (-1: null) */
 	char err[64];
 };
 
@@ -73,19 +73,29 @@ void cli_scan_init(struct cli_scan *s);
 int cli_scan(struct cli_scan *s, const char *buf, size_t len);
 
 enum cli_rtype {
-	CLI_R_STRING, CLI_R_STATUS, CLI_R_ERROR, CLI_R_INTEGER, CLI_R_NIL,
-	CLI_R_ARRAY, CLI_R_MAP, CLI_R_SET, CLI_R_PUSH, CLI_R_DOUBLE,
-	CLI_R_BOOL, CLI_R_BIGNUM, CLI_R_VERB
+	CLI_R_STRING,
+	CLI_R_STATUS,
+	CLI_R_ERROR,
+	CLI_R_INTEGER,
+	CLI_R_NIL,
+	CLI_R_ARRAY,
+	CLI_R_MAP,
+	CLI_R_SET,
+	CLI_R_PUSH,
+	CLI_R_DOUBLE,
+	CLI_R_BOOL,
+	CLI_R_BIGNUM,
+	CLI_R_VERB
 };
 
 struct cli_reply {
 	enum cli_rtype type;
-	long long integer;          /* INTEGER, BOOL */
-	char *str;                  /* STRING .. BIGNUM: NUL-terminated copy */
+	long long integer; /* INTEGER, BOOL */
+	char *str;	   /* STRING .. BIGNUM: NUL-terminated copy */
 	size_t len;
-	size_t elements;            /* aggregates; MAP counts keys and values */
+	size_t elements; /* aggregates; MAP counts keys and values */
 	struct cli_reply **element;
-	char vtype[4];              /* VERB: "txt", "mkd" */
+	char vtype[4]; /* VERB: "txt", "mkd" */
 };
 
 /*
@@ -107,8 +117,7 @@ struct cli_buf {
 
 void cli_buf_add(struct cli_buf *b, const void *p, size_t n);
 void cli_buf_addstr(struct cli_buf *b, const char *s);
-void cli_buf_printf(struct cli_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void cli_buf_printf(struct cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Quoted form as redis-cli shows strings on a terminal: "a\n\x01". */
 void cli_buf_repr(struct cli_buf *b, const char *p, size_t n);
 
@@ -132,21 +141,21 @@ void cli_free_args(int argc, char **argv, size_t *lens);
 struct cli_conn_opts {
 	const char *host;
 	int port;
-	const char *socket;     /* unix socket path, or NULL */
-	const char *user;       /* AUTH user, or NULL */
-	const char *password;   /* AUTH password, or NULL */
-	int db;                 /* SELECT when non-zero */
-	int resp3;              /* HELLO 3 after connecting */
-	int timeout_ms;         /* connect timeout */
+	const char *socket;   /* unix socket path, or NULL */
+	const char *user;     /* AUTH user, or NULL */
+	const char *password; /* AUTH password, or NULL */
+	int db;		      /* SELECT when non-zero */
+	int resp3;	      /* HELLO 3 after connecting */
+	int timeout_ms;	      /* connect timeout */
 };
 
 struct cli_conn {
-	void *hc;               /* redisContext: hiredis owns the socket */
+	void *hc; /* redisContext: hiredis owns the socket */
 	int fd;
-	char *rbuf;             /* bytes received and not yet consumed */
+	char *rbuf; /* bytes received and not yet consumed */
 	size_t rlen, rcap;
-	int eof;                /* the server closed the connection */
-	char err[256];          /* last error, for the user */
+	int eof;       /* the server closed the connection */
+	char err[256]; /* last error, for the user */
 };
 
 /**
@@ -192,13 +201,13 @@ struct cli_reply *cli_conn_read(struct cli_conn *c);
 #define CLI_HIST_LIN_BITS 8
 #define CLI_HIST_SUB (1u << (CLI_HIST_LIN_BITS - 1))
 #define CLI_HIST_MAX_EXP 32
-#define CLI_HIST_NBUCKETS \
+#define CLI_HIST_NBUCKETS                                                                          \
 	((1u << CLI_HIST_LIN_BITS) + (CLI_HIST_MAX_EXP - CLI_HIST_LIN_BITS) * CLI_HIST_SUB)
 
 struct cli_hist {
 	uint64_t count;
-	uint64_t min, max;      /* exact, in us; min is UINT64_MAX when empty */
-	double sum, sumsq;      /* for mean and standard deviation */
+	uint64_t min, max; /* exact, in us; min is UINT64_MAX when empty */
+	double sum, sumsq; /* for mean and standard deviation */
 	uint64_t b[CLI_HIST_NBUCKETS];
 };
 
@@ -209,8 +218,8 @@ void cli_hist_record(struct cli_hist *h, uint64_t us);
 /* Add every sample of @src to @dst; @src is unchanged. */
 void cli_hist_merge(struct cli_hist *dst, const struct cli_hist *src);
 unsigned cli_hist_index(uint64_t us);
-uint64_t cli_hist_lowest(unsigned idx);   /* smallest value of a bucket */
-uint64_t cli_hist_highest(unsigned idx);  /* largest value of a bucket */
+uint64_t cli_hist_lowest(unsigned idx);	 /* smallest value of a bucket */
+uint64_t cli_hist_highest(unsigned idx); /* largest value of a bucket */
 /* Value at percentile p (0..100): the highest value equivalent to the
  * bucket holding the p-th sample, clamped to [min, max]; 0 when empty. */
 uint64_t cli_hist_percentile(const struct cli_hist *h, double p);
@@ -245,6 +254,6 @@ int cli_svg_compare(const char *a, const char *b, const char *out);
  */
 #define cli_die(msg) cli_die_at(__FILE__, __func__, __LINE__, (msg))
 void cli_die_at(const char *file, const char *func, int line, const char *msg)
-	__attribute__((noreturn));
+    __attribute__((noreturn));
 
 #endif /* RCUKV_CLIENT_CLI_H */

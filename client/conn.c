@@ -19,7 +19,7 @@
 
 int cli_conn_open(struct cli_conn *c, const struct cli_conn_opts *o)
 {
-	struct timeval tv = { o->timeout_ms / 1000, (o->timeout_ms % 1000) * 1000 };
+	struct timeval tv = {o->timeout_ms / 1000, (o->timeout_ms % 1000) * 1000};
 	redisContext *hc;
 
 	memset(c, 0, sizeof(*c));
@@ -35,10 +35,10 @@ int cli_conn_open(struct cli_conn *c, const struct cli_conn_opts *o)
 	if (hc->err) {
 		if (o->socket)
 			snprintf(c->err, sizeof(c->err), "Could not connect to Redis at %s: %s",
-			         o->socket, hc->errstr);
+				 o->socket, hc->errstr);
 		else
 			snprintf(c->err, sizeof(c->err), "Could not connect to Redis at %s:%d: %s",
-			         o->host, o->port, hc->errstr);
+				 o->host, o->port, hc->errstr);
 		redisFree(hc);
 		return -1;
 	}
@@ -110,7 +110,8 @@ struct cli_reply *cli_conn_read(struct cli_conn *c)
 			memmove(c->rbuf, c->rbuf + s.pos, c->rlen - s.pos);
 			c->rlen -= s.pos;
 			if (!r)
-				snprintf(c->err, sizeof(c->err), "Error: out of memory or bad reply");
+				snprintf(c->err, sizeof(c->err),
+					 "Error: out of memory or bad reply");
 			return r;
 		}
 		if (st == CLI_SCAN_ERROR) {
@@ -165,13 +166,13 @@ int cli_conn_handshake(struct cli_conn *c, const struct cli_conn_opts *o)
 	char dbs[16];
 
 	if (o->password) {
-		char *a[3] = { "AUTH", (char *)(o->user ? o->user : o->password),
-		               (char *)o->password };
+		char *a[3] = {"AUTH", (char *)(o->user ? o->user : o->password),
+			      (char *)o->password};
 		if (handshake_cmd(c, "AUTH", o->user ? 3 : 2, a) != 0)
 			return -1;
 	}
 	if (o->db) {
-		char *a[2] = { "SELECT", dbs };
+		char *a[2] = {"SELECT", dbs};
 		snprintf(dbs, sizeof(dbs), "%d", o->db);
 		char what[32];
 		snprintf(what, sizeof(what), "SELECT %d", o->db);
@@ -179,7 +180,7 @@ int cli_conn_handshake(struct cli_conn *c, const struct cli_conn_opts *o)
 			return -1;
 	}
 	if (o->resp3) {
-		char *a[2] = { "HELLO", "3" };
+		char *a[2] = {"HELLO", "3"};
 		if (handshake_cmd(c, "HELLO", 2, a) != 0)
 			return -1;
 	}

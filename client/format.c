@@ -25,7 +25,7 @@ void cli_die_at(const char *file, const char *func, int line, const char *msg)
 	int e = errno;
 
 	fprintf(stderr, "rcukv-cli: %s at %s:%d (%s): %s\n", msg, file, line, func,
-	        e ? strerror(e) : "no errno");
+		e ? strerror(e) : "no errno");
 	abort();
 }
 
@@ -80,13 +80,27 @@ void cli_buf_repr(struct cli_buf *b, const char *p, size_t n)
 		unsigned char c = (unsigned char)p[i];
 
 		switch (c) {
-		case '\\': cli_buf_add(b, "\\\\", 2); break;
-		case '"': cli_buf_add(b, "\\\"", 2); break;
-		case '\n': cli_buf_add(b, "\\n", 2); break;
-		case '\r': cli_buf_add(b, "\\r", 2); break;
-		case '\t': cli_buf_add(b, "\\t", 2); break;
-		case '\a': cli_buf_add(b, "\\a", 2); break;
-		case '\b': cli_buf_add(b, "\\b", 2); break;
+		case '\\':
+			cli_buf_add(b, "\\\\", 2);
+			break;
+		case '"':
+			cli_buf_add(b, "\\\"", 2);
+			break;
+		case '\n':
+			cli_buf_add(b, "\\n", 2);
+			break;
+		case '\r':
+			cli_buf_add(b, "\\r", 2);
+			break;
+		case '\t':
+			cli_buf_add(b, "\\t", 2);
+			break;
+		case '\a':
+			cli_buf_add(b, "\\a", 2);
+			break;
+		case '\b':
+			cli_buf_add(b, "\\b", 2);
+			break;
 		default:
 			if (isprint(c))
 				cli_buf_add(b, &p[i], 1);
@@ -135,13 +149,17 @@ static void format_tty(struct cli_buf *b, const struct cli_reply *r, const char 
 	case CLI_R_BOOL:
 		cli_buf_addstr(b, r->integer ? "(true)\n" : "(false)\n");
 		return;
-	case CLI_R_ARRAY: case CLI_R_MAP: case CLI_R_SET: case CLI_R_PUSH:
+	case CLI_R_ARRAY:
+	case CLI_R_MAP:
+	case CLI_R_SET:
+	case CLI_R_PUSH:
 		break;
 	}
 	if (r->elements == 0) {
-		cli_buf_addstr(b, r->type == CLI_R_ARRAY ? "(empty array)\n" :
-		                  r->type == CLI_R_MAP ? "(empty hash)\n" :
-		                  r->type == CLI_R_SET ? "(empty set)\n" : "(empty push)\n");
+		cli_buf_addstr(b, r->type == CLI_R_ARRAY ? "(empty array)\n"
+				  : r->type == CLI_R_MAP ? "(empty hash)\n"
+				  : r->type == CLI_R_SET ? "(empty set)\n"
+							 : "(empty push)\n");
 		return;
 	}
 	size_t shown = r->type == CLI_R_MAP ? r->elements / 2 : r->elements;
@@ -162,11 +180,10 @@ static void format_tty(struct cli_buf *b, const struct cli_reply *r, const char 
 
 	size_t step = r->type == CLI_R_MAP ? 2 : 1;
 	for (i = 0; i < r->elements; i += step) {
-		cli_buf_printf(b, "%s%*zu%c ", i == 0 ? "" : prefix, (int)width,
-		               i / step + 1, sep);
+		cli_buf_printf(b, "%s%*zu%c ", i == 0 ? "" : prefix, (int)width, i / step + 1, sep);
 		format_tty(b, r->element[i], sub);
 		if (step == 2) {
-			b->len--;  /* drop the key's newline */
+			b->len--; /* drop the key's newline */
 			cli_buf_addstr(b, " => ");
 			format_tty(b, r->element[i + 1], sub);
 		}
@@ -183,8 +200,11 @@ static void format_raw(struct cli_buf *b, const struct cli_reply *r)
 		cli_buf_add(b, r->str, r->len);
 		cli_buf_addstr(b, "\n");
 		return;
-	case CLI_R_STATUS: case CLI_R_STRING: case CLI_R_VERB:
-	case CLI_R_DOUBLE: case CLI_R_BIGNUM:
+	case CLI_R_STATUS:
+	case CLI_R_STRING:
+	case CLI_R_VERB:
+	case CLI_R_DOUBLE:
+	case CLI_R_BIGNUM:
 		cli_buf_add(b, r->str, r->len);
 		return;
 	case CLI_R_BOOL:
@@ -202,7 +222,9 @@ static void format_raw(struct cli_buf *b, const struct cli_reply *r)
 			format_raw(b, r->element[i + 1]);
 		}
 		return;
-	case CLI_R_ARRAY: case CLI_R_SET: case CLI_R_PUSH:
+	case CLI_R_ARRAY:
+	case CLI_R_SET:
+	case CLI_R_PUSH:
 		for (size_t i = 0; i < r->elements; i++) {
 			if (i > 0)
 				cli_buf_addstr(b, "\n");
@@ -269,12 +291,24 @@ int cli_split_args(const char *line, char ***argvp, size_t **lensp)
 					char c;
 					p++;
 					switch (*p) {
-					case 'n': c = '\n'; break;
-					case 'r': c = '\r'; break;
-					case 't': c = '\t'; break;
-					case 'b': c = '\b'; break;
-					case 'a': c = '\a'; break;
-					default: c = *p; break;
+					case 'n':
+						c = '\n';
+						break;
+					case 'r':
+						c = '\r';
+						break;
+					case 't':
+						c = '\t';
+						break;
+					case 'b':
+						c = '\b';
+						break;
+					case 'a':
+						c = '\a';
+						break;
+					default:
+						c = *p;
+						break;
 					}
 					cli_buf_add(&cur, &c, 1);
 				} else if (*p == '"') {
@@ -301,7 +335,11 @@ int cli_split_args(const char *line, char ***argvp, size_t **lensp)
 				}
 			} else {
 				switch (*p) {
-				case ' ': case '\n': case '\r': case '\t': case '\0':
+				case ' ':
+				case '\n':
+				case '\r':
+				case '\t':
+				case '\0':
 					done = 1;
 					break;
 				case '"':
@@ -332,7 +370,7 @@ int cli_split_args(const char *line, char ***argvp, size_t **lensp)
 		lens[argc] = cur.len;
 		argc++;
 		continue;
-err:
+	err:
 		free(cur.p);
 		goto fail;
 	}

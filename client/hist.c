@@ -136,7 +136,7 @@ void cli_hist_write_hdr(const struct cli_hist *h, FILE *f)
 	double level = 0.0;
 
 	fprintf(f, "%12s %14s %10s %14s\n\n", "Value", "Percentile", "TotalCount",
-	        "1/(1-Percentile)");
+		"1/(1-Percentile)");
 	if (h->count) {
 		uint64_t last_rank = 0;
 
@@ -151,8 +151,8 @@ void cli_hist_write_hdr(const struct cli_hist *h, FILE *f)
 				break;
 			if (rank != last_rank || guard == 0)
 				fprintf(f, "%12.3f %2.12f %10llu %14.2f\n", (double)v / scale,
-				        level / 100.0, (unsigned long long)rank,
-				        1.0 / (1.0 - level / 100.0));
+					level / 100.0, (unsigned long long)rank,
+					1.0 / (1.0 - level / 100.0));
 			last_rank = rank;
 			/* Next level: 5 ticks per halving of the distance to 100 %. */
 			double half = floor(log2(100.0 / (100.0 - level))) + 1;
@@ -161,12 +161,12 @@ void cli_hist_write_hdr(const struct cli_hist *h, FILE *f)
 				break;
 		}
 		fprintf(f, "%12.3f %2.12f %10llu\n", (double)h->max / scale, 1.0,
-		        (unsigned long long)h->count);
+			(unsigned long long)h->count);
 	}
-	fprintf(f, "#[Mean    = %12.3f, StdDeviation   = %12.3f]\n",
-	        cli_hist_mean(h) / scale, cli_hist_stddev(h) / scale);
+	fprintf(f, "#[Mean    = %12.3f, StdDeviation   = %12.3f]\n", cli_hist_mean(h) / scale,
+		cli_hist_stddev(h) / scale);
 	fprintf(f, "#[Max     = %12.3f, Total count    = %12llu]\n",
-	        (double)(h->count ? h->max : 0) / scale, (unsigned long long)h->count);
+		(double)(h->count ? h->max : 0) / scale, (unsigned long long)h->count);
 	fprintf(f, "#[Buckets = %12u, SubBuckets     = %12u]\n",
-	        CLI_HIST_MAX_EXP - CLI_HIST_LIN_BITS + 1, CLI_HIST_SUB * 2);
+		CLI_HIST_MAX_EXP - CLI_HIST_LIN_BITS + 1, CLI_HIST_SUB * 2);
 }

@@ -27,57 +27,57 @@
 
 struct cli_opts {
 	struct cli_conn_opts c;
-	long long repeat;       /* -r; -1 forever */
-	double interval;        /* -i seconds */
-	int stdin_last;         /* -x */
-	int output;             /* -1 auto, else enum cli_output */
+	long long repeat; /* -r; -1 forever */
+	double interval;  /* -i seconds */
+	int stdin_last;	  /* -x */
+	int output;	  /* -1 auto, else enum cli_output */
 	int no_auth_warning;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"rcukv-cli " CLI_VERSION ": a Redis client and load generator\n"
-"\n"
-"Usage: rcukv-cli [OPTIONS] [cmd [arg [arg ...]]]\n"
-"       rcukv-cli [OPTIONS] bench [BENCH OPTIONS]   (rcukv-cli bench --help)\n"
-"\n"
-"  -h <hostname>      Server hostname (default: 127.0.0.1).\n"
-"  -p <port>          Server port (default: 6379).\n"
-"  -s <socket>        Server socket (overrides hostname and port).\n"
-"  -a <password>      Password to use when connecting to the server.\n"
-"  --pass <password>  Alias of -a.\n"
-"  --user <username>  Username to send with AUTH (needs -a).\n"
-"  --no-auth-warning  Don't warn about a password given on the command line.\n"
-"  -n <db>            Database number.\n"
-"  -2, --resp2        Start the session in RESP2 protocol mode (default).\n"
-"  -3, --resp3        Start the session in RESP3 protocol mode (HELLO 3).\n"
-"  -r <repeat>        Execute the command N times (-1: until interrupted).\n"
-"  -i <interval>      With -r, wait <interval> seconds between commands;\n"
-"                     fractions such as 0.1 are allowed.\n"
-"  -x                 Read the last argument from standard input.\n"
-"  -t <timeout>       Connect timeout in seconds (default: 5).\n"
-"  --raw              Print raw replies even on a terminal.\n"
-"  --no-raw           Print formatted replies even when stdout is not a terminal.\n"
-"  -e                 Accepted for redis-cli compatibility: rcukv-cli always\n"
-"                     exits with status 1 when a command gets an error reply.\n"
-"  --help             Print this help and exit.\n"
-"  -v, --version      Print the version and exit.\n"
-"\n"
-"Without a command: reads commands line by line from standard input when it is\n"
-"not a terminal; otherwise starts an interactive session (line editing, history\n"
-"in ~/.rcukvcli_history or $RCUKVCLI_HISTFILE, redis-cli quoting, automatic\n"
-"reconnection).  Type 'quit' or 'exit' to leave.\n"
-"\n"
-"Output: like redis-cli, the formatted form on a terminal and the raw form\n"
-"otherwise.  Exit status: 0 on success, 1 if a connection failed, an option was\n"
-"invalid or a command returned an error reply.\n"
-"\n"
-"Examples:\n"
-"  rcukv-cli -p 6379 set key value\n"
-"  echo -n hello | rcukv-cli -x set greeting\n"
-"  rcukv-cli -r 5 -i 1 info stats\n"
-"  rcukv-cli bench --threads 2 --clients 4 --pipeline 16 --duration 10\n");
+		"rcukv-cli " CLI_VERSION ": a Redis client and load generator\n"
+		"\n"
+		"Usage: rcukv-cli [OPTIONS] [cmd [arg [arg ...]]]\n"
+		"       rcukv-cli [OPTIONS] bench [BENCH OPTIONS]   (rcukv-cli bench --help)\n"
+		"\n"
+		"  -h <hostname>      Server hostname (default: 127.0.0.1).\n"
+		"  -p <port>          Server port (default: 6379).\n"
+		"  -s <socket>        Server socket (overrides hostname and port).\n"
+		"  -a <password>      Password to use when connecting to the server.\n"
+		"  --pass <password>  Alias of -a.\n"
+		"  --user <username>  Username to send with AUTH (needs -a).\n"
+		"  --no-auth-warning  Don't warn about a password given on the command line.\n"
+		"  -n <db>            Database number.\n"
+		"  -2, --resp2        Start the session in RESP2 protocol mode (default).\n"
+		"  -3, --resp3        Start the session in RESP3 protocol mode (HELLO 3).\n"
+		"  -r <repeat>        Execute the command N times (-1: until interrupted).\n"
+		"  -i <interval>      With -r, wait <interval> seconds between commands;\n"
+		"                     fractions such as 0.1 are allowed.\n"
+		"  -x                 Read the last argument from standard input.\n"
+		"  -t <timeout>       Connect timeout in seconds (default: 5).\n"
+		"  --raw              Print raw replies even on a terminal.\n"
+		"  --no-raw           Print formatted replies even when stdout is not a terminal.\n"
+		"  -e                 Accepted for redis-cli compatibility: rcukv-cli always\n"
+		"                     exits with status 1 when a command gets an error reply.\n"
+		"  --help             Print this help and exit.\n"
+		"  -v, --version      Print the version and exit.\n"
+		"\n"
+		"Without a command: reads commands line by line from standard input when it is\n"
+		"not a terminal; otherwise starts an interactive session (line editing, history\n"
+		"in ~/.rcukvcli_history or $RCUKVCLI_HISTFILE, redis-cli quoting, automatic\n"
+		"reconnection).  Type 'quit' or 'exit' to leave.\n"
+		"\n"
+		"Output: like redis-cli, the formatted form on a terminal and the raw form\n"
+		"otherwise.  Exit status: 0 on success, 1 if a connection failed, an option was\n"
+		"invalid or a command returned an error reply.\n"
+		"\n"
+		"Examples:\n"
+		"  rcukv-cli -p 6379 set key value\n"
+		"  echo -n hello | rcukv-cli -x set greeting\n"
+		"  rcukv-cli -r 5 -i 1 info stats\n"
+		"  rcukv-cli bench --threads 2 --clients 4 --pipeline 16 --duration 10\n");
 }
 
 static enum cli_output out_mode(const struct cli_opts *o)
@@ -90,7 +90,7 @@ static enum cli_output out_mode(const struct cli_opts *o)
 static int bad_value(const char *opt, const char *val)
 {
 	fprintf(stderr, "rcukv-cli: invalid value '%s' for %s (see rcukv-cli --help)\n",
-	        val ? val : "", opt);
+		val ? val : "", opt);
 	return -1;
 }
 
@@ -124,9 +124,15 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
 		int has_next = next != NULL;
 
-#define NEED_ARG() do { if (!has_next) { \
-	fprintf(stderr, "rcukv-cli: option %s needs a value (see rcukv-cli --help)\n", a); \
-	return -1; } i++; } while (0)
+#define NEED_ARG()                                                                                 \
+	do {                                                                                       \
+		if (!has_next) {                                                                   \
+			fprintf(stderr,                                                            \
+				"rcukv-cli: option %s needs a value (see rcukv-cli --help)\n", a); \
+			return -1;                                                                 \
+		}                                                                                  \
+		i++;                                                                               \
+	} while (0)
 
 		if (!strcmp(a, "-h")) {
 			NEED_ARG();
@@ -190,7 +196,8 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 			printf("rcukv-cli " CLI_VERSION "\n");
 			return -2;
 		} else if (a[0] == '-' && a[1] != '\0' && strcmp(a, "bench") != 0) {
-			fprintf(stderr, "Unrecognized option or bad number of args for: '%s'\n\n", a);
+			fprintf(stderr, "Unrecognized option or bad number of args for: '%s'\n\n",
+				a);
 			usage(stderr);
 			return -1;
 		} else {
@@ -236,7 +243,7 @@ static void sleep_seconds(double s)
  * -2 the server closed the connection after SHUTDOWN (success).
  */
 static int run_command(struct cli_conn *c, const struct cli_opts *o, int argc, char **argv,
-                       const size_t *lens)
+		       const size_t *lens)
 {
 	enum cli_output mode = out_mode(o);
 	struct cli_reply *r;
@@ -284,7 +291,7 @@ static int is_streaming(const char *cmd)
  * redis-cli does after SUBSCRIBE or MONITOR.  Return: the exit status.
  */
 static int stream_mode(struct cli_conn *c, const struct cli_opts *o, int argc, char **argv,
-                       const size_t *lens)
+		       const size_t *lens)
 {
 	enum cli_output mode = out_mode(o);
 	struct cli_buf out = {0};
@@ -532,8 +539,9 @@ static int interactive_mode(struct cli_opts *o)
 int main(int argc, char **argv)
 {
 	struct cli_opts o = {
-		.c = { .host = "127.0.0.1", .port = 6379, .timeout_ms = 5000 },
-		.repeat = 1, .output = -1,
+	    .c = {.host = "127.0.0.1", .port = 6379, .timeout_ms = 5000},
+	    .repeat = 1,
+	    .output = -1,
 	};
 	int first;
 
@@ -547,7 +555,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (o.c.password && !o.no_auth_warning)
 		fprintf(stderr, "Warning: Using a password with '-a' or '-u' option on the "
-		                "command line interface may not be safe.\n");
+				"command line interface may not be safe.\n");
 	if (first < argc && !strcmp(argv[first], "bench"))
 		return cli_bench_main(argc - first, argv + first, &o.c);
 	if (first < argc)

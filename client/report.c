@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const double pct_levels[] = { 50, 90, 99, 99.9, 99.99 };
-static const char *pct_names[] = { "p50", "p90", "p99", "p99.9", "p99.99" };
+static const double pct_levels[] = {50, 90, 99, 99.9, 99.99};
+static const char *pct_names[] = {"p50", "p90", "p99", "p99.9", "p99.99"};
 #define NPCT 5
 
 static double ms(uint64_t us)
@@ -29,9 +29,9 @@ static double ms(uint64_t us)
 
 void bench_report_text(const struct bench_result *r, FILE *f)
 {
-	fprintf(f, "rcukv-cli bench: %s, %d thread%s x %d client%s, pipeline %d, %s",
-	        r->target, r->threads, r->threads == 1 ? "" : "s", r->clients,
-	        r->clients == 1 ? "" : "s", r->pipeline, r->rate > 0 ? "open loop" : "closed loop");
+	fprintf(f, "rcukv-cli bench: %s, %d thread%s x %d client%s, pipeline %d, %s", r->target,
+		r->threads, r->threads == 1 ? "" : "s", r->clients, r->clients == 1 ? "" : "s",
+		r->pipeline, r->rate > 0 ? "open loop" : "closed loop");
 	if (r->rate > 0)
 		fprintf(f, " at %.0f ops/s", r->rate);
 	fprintf(f, "\n");
@@ -54,28 +54,28 @@ void bench_report_text(const struct bench_result *r, FILE *f)
 	fprintf(f, "requests     %llu", (unsigned long long)r->done);
 	for (int k = 0; k < r->nkinds; k++)
 		fprintf(f, "%s%s %llu", k ? ", " : " (", r->kind_name[k],
-		        (unsigned long long)r->kind_done[k]);
+			(unsigned long long)r->kind_done[k]);
 	fprintf(f, ")\n");
 	for (int k = 0; k < r->nkinds; k++)
 		if (r->kind_hits[k] || r->kind_misses[k])
 			fprintf(f, "hits/misses  %s %llu hits, %llu misses (%.1f%% hits)\n",
-			        r->kind_name[k], (unsigned long long)r->kind_hits[k],
-			        (unsigned long long)r->kind_misses[k],
-			        100.0 * (double)r->kind_hits[k] /
-			        (double)(r->kind_hits[k] + r->kind_misses[k]));
+				r->kind_name[k], (unsigned long long)r->kind_hits[k],
+				(unsigned long long)r->kind_misses[k],
+				100.0 * (double)r->kind_hits[k] /
+				    (double)(r->kind_hits[k] + r->kind_misses[k]));
 	fprintf(f, "errors       %llu", (unsigned long long)r->errors);
 	for (int e = 0; e < r->nerr; e++)
 		fprintf(f, "%s%s %llu", e ? ", " : " (", r->err[e].name,
-		        (unsigned long long)r->err[e].n);
+			(unsigned long long)r->err[e].n);
 	fprintf(f, "%s\n\n", r->nerr ? ")" : "");
 	fprintf(f, "latency (ms) %9s %9s %9s %9s %9s %9s %9s %9s\n", "min", "p50", "p90", "p99",
-	        "p99.9", "p99.99", "max", "mean");
+		"p99.9", "p99.99", "max", "mean");
 	for (int k = -1; k < r->nkinds; k++) {
 		const struct cli_hist *h = k < 0 ? &r->all : &r->kind_hist[k];
 		if (k >= 0 && r->nkinds == 1)
 			break;
 		fprintf(f, "  %-10s %9.3f", k < 0 ? "all" : r->kind_name[k],
-		        ms(h->count ? h->min : 0));
+			ms(h->count ? h->min : 0));
 		for (int i = 0; i < NPCT; i++)
 			fprintf(f, " %9.3f", ms(cli_hist_percentile(h, pct_levels[i])));
 		fprintf(f, " %9.3f %9.3f\n", ms(h->max), cli_hist_mean(h) / 1000.0);
@@ -102,11 +102,11 @@ static void json_str(FILE *f, const char *s)
 static void json_hist(FILE *f, const struct cli_hist *h)
 {
 	fprintf(f, "{\"count\": %llu, \"min\": %llu, \"mean\": %.1f, \"stddev\": %.1f",
-	        (unsigned long long)h->count, (unsigned long long)(h->count ? h->min : 0),
-	        cli_hist_mean(h), cli_hist_stddev(h));
+		(unsigned long long)h->count, (unsigned long long)(h->count ? h->min : 0),
+		cli_hist_mean(h), cli_hist_stddev(h));
 	for (int i = 0; i < NPCT; i++)
 		fprintf(f, ", \"%s\": %llu", pct_names[i],
-		        (unsigned long long)cli_hist_percentile(h, pct_levels[i]));
+			(unsigned long long)cli_hist_percentile(h, pct_levels[i]));
 	fprintf(f, ", \"max\": %llu}", (unsigned long long)h->max);
 }
 
@@ -145,32 +145,36 @@ int bench_report_json(const struct bench_result *r, const char *path)
 	size_t n;
 
 	if (!f) {
-		fprintf(stderr, "rcukv-cli bench: cannot write --json %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "rcukv-cli bench: cannot write --json %s: %s\n", path,
+			strerror(errno));
 		return -1;
 	}
 	fprintf(f, "{\n  \"tool\": \"rcukv-cli bench\",\n  \"label\": ");
 	json_str(f, r->label ? r->label : r->target);
 	fprintf(f, ",\n  \"target\": ");
 	json_str(f, r->target);
-	fprintf(f, ",\n  \"config\": {\"threads\": %d, \"clients\": %d, \"pipeline\": %d, "
-	           "\"loop\": \"%s\", \"rate\": %.3f, \"requests_limit\": %lld, \"duration_s\": %.3f, "
-	           "\"warmup_s\": %.3f, \"ratio_get\": %u, \"ratio_set\": %u, \"keys\": %lld, "
-	           "\"key_pattern\": \"%s\", \"zipf_s\": %.3f, \"data_size_min\": %zu, "
-	           "\"data_size_max\": %zu, \"key_prefix\": ",
-	        r->threads, r->clients, r->pipeline, r->rate > 0 ? "open" : "closed", r->rate,
-	        r->requests_asked, r->duration_asked, r->warmup, r->ratio_get, r->ratio_set,
-	        r->keys, r->pattern, r->zipf_s, r->dmin, r->dmax);
+	fprintf(f,
+		",\n  \"config\": {\"threads\": %d, \"clients\": %d, \"pipeline\": %d, "
+		"\"loop\": \"%s\", \"rate\": %.3f, \"requests_limit\": %lld, \"duration_s\": %.3f, "
+		"\"warmup_s\": %.3f, \"ratio_get\": %u, \"ratio_set\": %u, \"keys\": %lld, "
+		"\"key_pattern\": \"%s\", \"zipf_s\": %.3f, \"data_size_min\": %zu, "
+		"\"data_size_max\": %zu, \"key_prefix\": ",
+		r->threads, r->clients, r->pipeline, r->rate > 0 ? "open" : "closed", r->rate,
+		r->requests_asked, r->duration_asked, r->warmup, r->ratio_get, r->ratio_set,
+		r->keys, r->pattern, r->zipf_s, r->dmin, r->dmax);
 	json_str(f, r->prefix);
 	fprintf(f, ", \"command\": ");
 	if (r->command)
 		json_str(f, r->command);
 	else
 		fprintf(f, "null");
-	fprintf(f, "},\n  \"elapsed_s\": %.6f,\n  \"requests\": %llu,\n  \"throughput_ops\": %.1f,\n"
-	           "  \"hits\": %llu,\n  \"misses\": %llu,\n  \"errors\": %llu,\n  \"errors_by_type\": {",
-	        r->elapsed, (unsigned long long)r->done,
-	        r->elapsed > 0 ? (double)r->done / r->elapsed : 0.0, (unsigned long long)r->hits,
-	        (unsigned long long)r->misses, (unsigned long long)r->errors);
+	fprintf(
+	    f,
+	    "},\n  \"elapsed_s\": %.6f,\n  \"requests\": %llu,\n  \"throughput_ops\": %.1f,\n"
+	    "  \"hits\": %llu,\n  \"misses\": %llu,\n  \"errors\": %llu,\n  \"errors_by_type\": {",
+	    r->elapsed, (unsigned long long)r->done,
+	    r->elapsed > 0 ? (double)r->done / r->elapsed : 0.0, (unsigned long long)r->hits,
+	    (unsigned long long)r->misses, (unsigned long long)r->errors);
 	for (int e = 0; e < r->nerr; e++) {
 		fprintf(f, "%s", e ? ", " : "");
 		json_str(f, r->err[e].name);
@@ -180,9 +184,10 @@ int bench_report_json(const struct bench_result *r, const char *path)
 	for (int k = 0; k < r->nkinds; k++) {
 		fprintf(f, "%s\n    ", k ? "," : "");
 		json_str(f, r->kind_name[k]);
-		fprintf(f, ": {\"requests\": %llu, \"hits\": %llu, \"misses\": %llu, \"latency_us\": ",
-		        (unsigned long long)r->kind_done[k], (unsigned long long)r->kind_hits[k],
-		        (unsigned long long)r->kind_misses[k]);
+		fprintf(f,
+			": {\"requests\": %llu, \"hits\": %llu, \"misses\": %llu, \"latency_us\": ",
+			(unsigned long long)r->kind_done[k], (unsigned long long)r->kind_hits[k],
+			(unsigned long long)r->kind_misses[k]);
 		json_hist(f, &r->kind_hist[k]);
 		fprintf(f, "}");
 	}
@@ -193,7 +198,7 @@ int bench_report_json(const struct bench_result *r, const char *path)
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%s[%.10g, %.0f]", i ? ", " : "", pct[i], val[i]);
 	fprintf(f, "],\n  \"throughput_series\": {\"interval_s\": %.3f, \"ops_per_s\": [",
-	        r->series_interval);
+		r->series_interval);
 	for (size_t i = 0; i < r->nseries; i++)
 		fprintf(f, "%s%.1f", i ? ", " : "", r->series[i]);
 	fprintf(f, "]}\n}\n");
@@ -209,7 +214,8 @@ int bench_report_hdr(const struct bench_result *r, const char *path)
 	FILE *f = fopen(path, "w");
 
 	if (!f) {
-		fprintf(stderr, "rcukv-cli bench: cannot write --hdr %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "rcukv-cli bench: cannot write --hdr %s: %s\n", path,
+			strerror(errno));
 		return -1;
 	}
 	cli_hist_write_hdr(&r->all, f);
@@ -224,22 +230,30 @@ int bench_report_hdr(const struct bench_result *r, const char *path)
 
 struct series {
 	char label[320];
-	double pct[CURVE_CAP], val[CURVE_CAP];   /* latency curve, us */
+	double pct[CURVE_CAP], val[CURVE_CAP]; /* latency curve, us */
 	size_t n;
 	double interval;
 	double *tput;
 	size_t ntput;
-	double ops, p50, p99, p999, max;   /* us, except ops */
+	double ops, p50, p99, p999, max; /* us, except ops */
 };
 
 static void xml_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
 		default:
 			if ((unsigned char)*s >= 0x20)
 				fputc(*s, f);
@@ -259,15 +273,15 @@ static double nice_step(double range)
 	return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
-static const char *colors[] = { "#1f77b4", "#d62728" };
+static const char *colors[] = {"#1f77b4", "#d62728"};
 
 #define W 900
-#define PL 90          /* plot left */
-#define PR 860         /* plot right */
-#define T1 70          /* latency plot top */
-#define B1 380         /* latency plot bottom */
-#define T2 470         /* throughput plot top */
-#define B2 650         /* throughput plot bottom */
+#define PL 90  /* plot left */
+#define PR 860 /* plot right */
+#define T1 70  /* latency plot top */
+#define B1 380 /* latency plot bottom */
+#define T2 470 /* throughput plot top */
+#define B2 650 /* throughput plot bottom */
 #define H 720
 
 static void fmt_pct(char *b, size_t n, int decade)
@@ -314,7 +328,7 @@ static void write_svg(FILE *f, struct series *s, int ns, const char *title)
 	}
 	if (xmax_dec > 7)
 		xmax_dec = 7;
-	ymax /= 1000.0;  /* ms */
+	ymax /= 1000.0; /* ms */
 	double ystep = nice_step(ymax > 0 ? ymax : 1);
 	double ytop = ceil((ymax > 0 ? ymax * 1.05 : 1) / ystep) * ystep;
 	double tstep = nice_step(tmax > 0 ? tmax : 1);
@@ -322,26 +336,30 @@ static void write_svg(FILE *f, struct series *s, int ns, const char *title)
 	double xstep = nice_step(tlen > 0 ? tlen : 1);
 	double xtop = tlen > 0 ? tlen : 1;
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-	           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-	           "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" "
-	           "font-size=\"12\">\n", W, H, W, H);
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" "
+		"font-size=\"12\">\n",
+		W, H, W, H);
 	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
 	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", PL);
 	xml_text(f, title);
 	fprintf(f, "</text>\n");
 	for (int i = 0; i < ns; i++) {
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/>\n", PL,
-		        36 + 14 * i, colors[i]);
+			36 + 14 * i, colors[i]);
 		fprintf(f, "<text x=\"%d\" y=\"%d\">", PL + 20, 42 + 14 * i);
 		xml_text(f, s[i].label);
 		fprintf(f, ": %.0f ops/s, p50 %.3f ms, p99 %.3f ms, max %.3f ms</text>\n", s[i].ops,
-		        s[i].p50 / 1000, s[i].p99 / 1000, s[i].max / 1000);
+			s[i].p50 / 1000, s[i].p99 / 1000, s[i].max / 1000);
 	}
 
 	/* Panel 1: latency by percentile, log axis on 1/(1-p). */
-	fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">Latency by percentile "
-	           "(ms)</text>\n", PR - 200, T1 - 8);
+	fprintf(f,
+		"<text x=\"%d\" y=\"%d\" font-weight=\"bold\">Latency by percentile "
+		"(ms)</text>\n",
+		PR - 200, T1 - 8);
 	fprintf(f, "<g stroke=\"#ddd\">\n");
 	for (double y = 0; y <= ytop + ystep / 2; y += ystep) {
 		double py = B1 - (B1 - T1) * y / ytop;
@@ -354,53 +372,61 @@ static void write_svg(FILE *f, struct series *s, int ns, const char *title)
 	fprintf(f, "</g>\n<g text-anchor=\"end\">\n");
 	for (double y = 0; y <= ytop + ystep / 2; y += ystep)
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\">%g</text>\n", PL - 6,
-		        B1 - (B1 - T1) * y / ytop + 4, y);
+			B1 - (B1 - T1) * y / ytop + 4, y);
 	fprintf(f, "</g>\n<g text-anchor=\"middle\">\n");
 	for (int d = 0; d <= (int)xmax_dec; d++) {
 		fmt_pct(buf, sizeof(buf), d);
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s</text>\n", PL + (PR - PL) * d / xmax_dec,
-		        B1 + 16, buf);
+			B1 + 16, buf);
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\">percentile (log scale of 1/(1-p))</text>\n",
-	        (PL + PR) / 2, B1 + 34);
+		(PL + PR) / 2, B1 + 34);
 	fprintf(f, "</g>\n");
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-	           "stroke=\"#333\"/>\n", PL, T1, PR - PL, B1 - T1);
+	fprintf(f,
+		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+		"stroke=\"#333\"/>\n",
+		PL, T1, PR - PL, B1 - T1);
 	for (int i = 0; i < ns; i++) {
 		if (!s[i].n)
 			continue;
 		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
-		        colors[i]);
+			colors[i]);
 		for (size_t j = 0; j < s[i].n; j++) {
-			double d = s[i].pct[j] >= 100 ? xmax_dec : log10(100.0 / (100.0 - s[i].pct[j]));
+			double d =
+			    s[i].pct[j] >= 100 ? xmax_dec : log10(100.0 / (100.0 - s[i].pct[j]));
 			if (d > xmax_dec)
 				d = xmax_dec;
 			fprintf(f, "%.1f,%.1f ", PL + (PR - PL) * d / xmax_dec,
-			        B1 - (B1 - T1) * (s[i].val[j] / 1000.0) / ytop);
+				B1 - (B1 - T1) * (s[i].val[j] / 1000.0) / ytop);
 		}
 		fprintf(f, "\"/>\n");
 		/* Mark p50, p99, p99.9 with their values: series 0 labels right, series 1 left. */
-		const double mp[3] = { 50, 99, 99.9 };
-		const double mv[3] = { s[i].p50, s[i].p99, s[i].p999 };
-		const char *mn[3] = { "p50", "p99", "p99.9" };
+		const double mp[3] = {50, 99, 99.9};
+		const double mv[3] = {s[i].p50, s[i].p99, s[i].p999};
+		const char *mn[3] = {"p50", "p99", "p99.9"};
 		for (int m = 0; m < 3; m++) {
 			double d = log10(100.0 / (100.0 - mp[m]));
 			if (d > xmax_dec || mv[m] <= 0)
 				continue;
 			double px = PL + (PR - PL) * d / xmax_dec;
 			double py = B1 - (B1 - T1) * (mv[m] / 1000.0) / ytop;
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", px, py,
-			        colors[i]);
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\" stroke=\"white\" "
-			           "stroke-width=\"3\" paint-order=\"stroke\"%s>%s %.3f ms"
-			           "</text>\n", i == 0 ? px + 5 : px - 5, py - 7, colors[i],
-			        i == 0 ? "" : " text-anchor=\"end\"", mn[m], mv[m] / 1000.0);
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", px,
+				py, colors[i]);
+			fprintf(f,
+				"<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\" "
+				"stroke=\"white\" "
+				"stroke-width=\"3\" paint-order=\"stroke\"%s>%s %.3f ms"
+				"</text>\n",
+				i == 0 ? px + 5 : px - 5, py - 7, colors[i],
+				i == 0 ? "" : " text-anchor=\"end\"", mn[m], mv[m] / 1000.0);
 		}
 	}
 
 	/* Panel 2: throughput over time. */
-	fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">Throughput (ops/s) over "
-	           "time (s)</text>\n", PL, T2 - 8);
+	fprintf(f,
+		"<text x=\"%d\" y=\"%d\" font-weight=\"bold\">Throughput (ops/s) over "
+		"time (s)</text>\n",
+		PL, T2 - 8);
 	fprintf(f, "<g stroke=\"#ddd\">\n");
 	for (double y = 0; y <= ttop + tstep / 2; y += tstep) {
 		double py = B2 - (B2 - T2) * y / ttop;
@@ -409,25 +435,27 @@ static void write_svg(FILE *f, struct series *s, int ns, const char *title)
 	fprintf(f, "</g>\n<g text-anchor=\"end\">\n");
 	for (double y = 0; y <= ttop + tstep / 2; y += tstep)
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\">%.6g</text>\n", PL - 6,
-		        B2 - (B2 - T2) * y / ttop + 4, y);
+			B2 - (B2 - T2) * y / ttop + 4, y);
 	fprintf(f, "</g>\n<g text-anchor=\"middle\">\n");
 	for (double x = 0; x <= xtop + 1e-9; x += xstep)
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%g</text>\n", PL + (PR - PL) * x / xtop,
-		        B2 + 16, x);
+			B2 + 16, x);
 	fprintf(f, "<text x=\"%d\" y=\"%d\">time since the start of measurement (s)</text>\n",
-	        (PL + PR) / 2, B2 + 34);
+		(PL + PR) / 2, B2 + 34);
 	fprintf(f, "</g>\n");
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-	           "stroke=\"#333\"/>\n", PL, T2, PR - PL, B2 - T2);
+	fprintf(f,
+		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+		"stroke=\"#333\"/>\n",
+		PL, T2, PR - PL, B2 - T2);
 	for (int i = 0; i < ns; i++) {
 		if (!s[i].ntput)
 			continue;
 		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
-		        colors[i]);
+			colors[i]);
 		for (size_t j = 0; j < s[i].ntput; j++)
 			fprintf(f, "%.1f,%.1f ",
-			        PL + (PR - PL) * ((double)(j + 1) * s[i].interval) / xtop,
-			        B2 - (B2 - T2) * s[i].tput[j] / ttop);
+				PL + (PR - PL) * ((double)(j + 1) * s[i].interval) / xtop,
+				B2 - (B2 - T2) * s[i].tput[j] / ttop);
 		fprintf(f, "\"/>\n");
 	}
 	fprintf(f, "</svg>\n");
@@ -438,7 +466,8 @@ static FILE *open_out(const char *path)
 	FILE *f = path ? fopen(path, "w") : stdout;
 
 	if (!f)
-		fprintf(stderr, "rcukv-cli bench: cannot write --svg %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "rcukv-cli bench: cannot write --svg %s: %s\n", path,
+			strerror(errno));
 	return f;
 }
 
@@ -476,7 +505,7 @@ int bench_report_svg(const struct bench_result *r, const char *path)
 	if (r->rate > 0)
 		snprintf(loop, sizeof(loop), "open loop at %.0f ops/s", r->rate);
 	snprintf(title, sizeof(title), "rcukv-cli bench %s: %d thr x %d conn, pipeline %d, %s",
-	         r->target, r->threads, r->clients, r->pipeline, loop);
+		 r->target, r->threads, r->clients, r->pipeline, loop);
 	f = open_out(path);
 	if (!f) {
 		free(s);
@@ -538,8 +567,10 @@ static int load_series(const char *path, struct series *s)
 		fprintf(stderr, "rcukv-cli bench: cannot read %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (!strstr(t, "\"tool\": \"rcukv-cli bench\"") || !(p = after_key(t, "latency_curve_us"))) {
-		fprintf(stderr, "rcukv-cli bench: %s is not a --json file of rcukv-cli bench\n", path);
+	if (!strstr(t, "\"tool\": \"rcukv-cli bench\"") ||
+	    !(p = after_key(t, "latency_curve_us"))) {
+		fprintf(stderr, "rcukv-cli bench: %s is not a --json file of rcukv-cli bench\n",
+			path);
 		free(t);
 		return -1;
 	}
@@ -576,7 +607,7 @@ static int load_series(const char *path, struct series *s)
 		while (*p == ' ')
 			p++;
 		if (*p != ',')
-			break;  /* "]]": the end of the curve */
+			break; /* "]]": the end of the curve */
 	}
 	const char *ts = after_key(t, "throughput_series");
 	s->interval = ts ? num_at(ts, "interval_s", 0.1) : 0.1;

@@ -52,7 +52,7 @@ static int parse_ll(const char *p, const char *e, long long *out)
 	for (; p < e; p++) {
 		if (*p < '0' || *p > '9')
 			return -1;
-		v = v * 10 + (unsigned long long)(*p - '0');  /* 19 digits cannot wrap */
+		v = v * 10 + (unsigned long long)(*p - '0'); /* 19 digits cannot wrap */
 	}
 	if (v > lim)
 		return -1;
@@ -88,17 +88,25 @@ int cli_scan(struct cli_scan *s, const char *buf, size_t len)
 		size_t body = p + 1, end = (size_t)(nl - buf) + 2;
 
 		switch (t) {
-		case '+': case '-': case ':': case ',': case '#': case '(': case '_':
+		case '+':
+		case '-':
+		case ':':
+		case ',':
+		case '#':
+		case '(':
+		case '_':
 			if (t == ':' && parse_ll(buf + body, nl, &n) != 0)
 				return scan_fail(s, "bad integer", t);
-			if (t == '#' && (nl - (buf + body) != 1 ||
-			                 (buf[body] != 't' && buf[body] != 'f')))
+			if (t == '#' &&
+			    (nl - (buf + body) != 1 || (buf[body] != 't' && buf[body] != 'f')))
 				return scan_fail(s, "bad boolean", t);
 			n = t == '_' ? -1 : 0;
 			s->pos = end;
 			complete = 1;
 			break;
-		case '$': case '!': case '=':
+		case '$':
+		case '!':
+		case '=':
 			if (parse_ll(buf + body, nl, &n) != 0 || n < -1 || n > CLI_RESP_MAX_BULK)
 				return scan_fail(s, "bad bulk length", t);
 			if (n >= 0) {
@@ -114,13 +122,17 @@ int cli_scan(struct cli_scan *s, const char *buf, size_t len)
 			}
 			complete = 1;
 			break;
-		case '*': case '~': case '%': case '>': case '|':
+		case '*':
+		case '~':
+		case '%':
+		case '>':
+		case '|':
 			if (parse_ll(buf + body, nl, &n) != 0 || n < -1 || n > CLI_RESP_MAX_ELEMS)
 				return scan_fail(s, "bad aggregate length", t);
 			s->pos = end;
 			if (n <= 0) {
 				if (t == '|')
-					continue;  /* empty attribute: nothing to skip */
+					continue; /* empty attribute: nothing to skip */
 				complete = 1;
 				break;
 			}
@@ -148,7 +160,7 @@ int cli_scan(struct cli_scan *s, const char *buf, size_t len)
 				break;
 			s->depth--;
 			if (s->attr[s->depth])
-				break;  /* an attribute is not an element of its parent */
+				break; /* an attribute is not an element of its parent */
 		}
 	}
 }
@@ -205,9 +217,14 @@ static struct cli_reply *build(const char *buf, size_t len, size_t *pos, int dep
 	size_t body = p + 1, end = (size_t)(nl - buf) + 2;
 
 	switch (t) {
-	case '+': case '-': case ',': case '(':
-		r = new_reply(t == '+' ? CLI_R_STATUS : t == '-' ? CLI_R_ERROR :
-		              t == ',' ? CLI_R_DOUBLE : CLI_R_BIGNUM);
+	case '+':
+	case '-':
+	case ',':
+	case '(':
+		r = new_reply(t == '+'	 ? CLI_R_STATUS
+			      : t == '-' ? CLI_R_ERROR
+			      : t == ',' ? CLI_R_DOUBLE
+					 : CLI_R_BIGNUM);
 		if (!r || set_str(r, buf + body, (size_t)(nl - buf) - body) != 0)
 			goto fail;
 		*pos = end;
@@ -229,7 +246,9 @@ static struct cli_reply *build(const char *buf, size_t len, size_t *pos, int dep
 		r = new_reply(CLI_R_NIL);
 		*pos = end;
 		return r;
-	case '$': case '!': case '=':
+	case '$':
+	case '!':
+	case '=':
 		if (parse_ll(buf + body, nl, &n) != 0)
 			return NULL;
 		if (n < 0) {
@@ -269,7 +288,10 @@ static struct cli_reply *build(const char *buf, size_t len, size_t *pos, int dep
 		*pos = skip;
 		return build(buf, len, pos, depth + 1);
 	}
-	case '*': case '~': case '%': case '>':
+	case '*':
+	case '~':
+	case '%':
+	case '>':
 		if (parse_ll(buf + body, nl, &n) != 0)
 			return NULL;
 		if (n < 0) {
@@ -277,13 +299,15 @@ static struct cli_reply *build(const char *buf, size_t len, size_t *pos, int dep
 			*pos = end;
 			return r;
 		}
-		r = new_reply(t == '*' ? CLI_R_ARRAY : t == '~' ? CLI_R_SET :
-		              t == '%' ? CLI_R_MAP : CLI_R_PUSH);
+		r = new_reply(t == '*'	 ? CLI_R_ARRAY
+			      : t == '~' ? CLI_R_SET
+			      : t == '%' ? CLI_R_MAP
+					 : CLI_R_PUSH);
 		if (!r)
 			goto fail;
 		if (t == '%')
 			n *= 2;
-		if ((size_t)n > len)  /* each element takes at least one byte */
+		if ((size_t)n > len) /* each element takes at least one byte */
 			goto fail;
 		if (n > 0) {
 			r->element = calloc((size_t)n, sizeof(*r->element));

@@ -6,18 +6,18 @@
  *
  * cmocka; ends with 'N passed, M failed'.
  */
+#include <arpa/inet.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
-#include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -39,7 +39,7 @@ static void assert_close(uint64_t got, uint64_t want)
 
 	if (d * 128 > want) {
 		fail_msg("got %llu, want %llu within 1/128", (unsigned long long)got,
-		         (unsigned long long)want);
+			 (unsigned long long)want);
 	}
 }
 
@@ -93,7 +93,7 @@ static void test_hist_bimodal(void **state)
 	assert_int_equal(cli_hist_percentile(h, 50), 100);
 	assert_int_equal(cli_hist_percentile(h, 99), 100);
 	assert_close(cli_hist_percentile(h, 99.1), 100000);
-	assert_int_equal(cli_hist_percentile(h, 99.9), 100000);  /* clamped to max */
+	assert_int_equal(cli_hist_percentile(h, 99.9), 100000); /* clamped to max */
 	free(h);
 }
 
@@ -103,8 +103,8 @@ static void test_hist_sixty_seconds(void **state)
 
 	(void)state;
 	cli_hist_record(h, 1);
-	cli_hist_record(h, 60000000);        /* 60 s */
-	cli_hist_record(h, 3600000000ull);   /* 1 h: still inside the range */
+	cli_hist_record(h, 60000000);	   /* 60 s */
+	cli_hist_record(h, 3600000000ull); /* 1 h: still inside the range */
 	assert_true(cli_hist_index(3600000000ull) < CLI_HIST_NBUCKETS - 1);
 	assert_close(cli_hist_percentile(h, 66), 60000000);
 	assert_int_equal(cli_hist_percentile(h, 100), 3600000000ull);
@@ -129,7 +129,7 @@ static void test_hist_buckets_tile(void **state)
 		if (lo >= 256)
 			assert_true((hi - lo + 1) * 128 <= lo);
 	}
-	assert_int_equal(cli_hist_index(1000), 506);  /* the worked example in hist.c */
+	assert_int_equal(cli_hist_index(1000), 506); /* the worked example in hist.c */
 	assert_int_equal(cli_hist_lowest(506), 1000);
 	assert_int_equal(cli_hist_highest(506), 1003);
 }
@@ -205,12 +205,23 @@ static void test_hist_hdr_format(void **state)
 /* ---- scanner ---- */
 
 static const char *replies[] = {
-	"+OK\r\n", "-ERR bad\r\n", ":-42\r\n", "$5\r\nhello\r\n", "$0\r\n\r\n", "$-1\r\n",
-	"*-1\r\n", "*0\r\n", "*3\r\n:1\r\n*2\r\n$1\r\na\r\n+b\r\n$-1\r\n",
-	"%2\r\n+k1\r\n:1\r\n+k2\r\n*1\r\n#t\r\n", "~2\r\n,3.14\r\n(12345678901234567890\r\n",
-	"_\r\n", "=8\r\ntxt:abcd\r\n", "!3\r\nERR\r\n",
-	"|1\r\n+key\r\n+val\r\n$3\r\nabc\r\n", "*2\r\n|1\r\n+a\r\n+b\r\n:1\r\n:2\r\n",
-	">2\r\n+message\r\n+x\r\n",
+    "+OK\r\n",
+    "-ERR bad\r\n",
+    ":-42\r\n",
+    "$5\r\nhello\r\n",
+    "$0\r\n\r\n",
+    "$-1\r\n",
+    "*-1\r\n",
+    "*0\r\n",
+    "*3\r\n:1\r\n*2\r\n$1\r\na\r\n+b\r\n$-1\r\n",
+    "%2\r\n+k1\r\n:1\r\n+k2\r\n*1\r\n#t\r\n",
+    "~2\r\n,3.14\r\n(12345678901234567890\r\n",
+    "_\r\n",
+    "=8\r\ntxt:abcd\r\n",
+    "!3\r\nERR\r\n",
+    "|1\r\n+key\r\n+val\r\n$3\r\nabc\r\n",
+    "*2\r\n|1\r\n+a\r\n+b\r\n:1\r\n:2\r\n",
+    ">2\r\n+message\r\n+x\r\n",
 };
 
 static void test_scan_every_split(void **state)
@@ -264,10 +275,21 @@ static void test_scan_top(void **state)
 static void test_scan_hostile(void **state)
 {
 	static const char *bad[] = {
-		"?\r\n", "$-2\r\n", "*abc\r\n", "$3\r\nabcXY", ":12a\r\n", "#x\r\n", "+ok\rX",
-		"$99999999999999999999\r\n", "=2\r\nab\r\n", "*-5\r\n",
-		":9999999999999999999\r\n", ":-9999999999999999999\r\n", ":-\r\n", ":\r\n",
-		"*4294967297\r\n",
+	    "?\r\n",
+	    "$-2\r\n",
+	    "*abc\r\n",
+	    "$3\r\nabcXY",
+	    ":12a\r\n",
+	    "#x\r\n",
+	    "+ok\rX",
+	    "$99999999999999999999\r\n",
+	    "=2\r\nab\r\n",
+	    "*-5\r\n",
+	    ":9999999999999999999\r\n",
+	    ":-9999999999999999999\r\n",
+	    ":-\r\n",
+	    ":\r\n",
+	    "*4294967297\r\n",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -358,22 +380,17 @@ static void test_split_args(void **state)
 /* ---- hostile server: the client must fail cleanly, never crash ---- */
 
 static const char *hostile[] = {
-	"+OK",                          /* no CRLF, then EOF */
-	"$5\r\nab",                     /* short bulk, then EOF */
-	"?garbage\r\n",
-	"*2\r\n:1\r\n",                 /* missing element, then EOF */
-	"$-5\r\n",
-	"*99999999999\r\n",
-	"%-3\r\n",
-	":12x\r\n",
-	"\x01\x02\x03\xff\r\n",
+    "+OK",			    /* no CRLF, then EOF */
+    "$5\r\nab",			    /* short bulk, then EOF */
+    "?garbage\r\n", "*2\r\n:1\r\n", /* missing element, then EOF */
+    "$-5\r\n",	    "*99999999999\r\n", "%-3\r\n", ":12x\r\n", "\x01\x02\x03\xff\r\n",
 };
 #define NHOSTILE (sizeof(hostile) / sizeof(hostile[0]))
 
 struct fake {
 	int lfd;
-	int rounds;                     /* connections to serve */
-	int deep;                       /* also serve one over-deep reply first */
+	int rounds; /* connections to serve */
+	int deep;   /* also serve one over-deep reply first */
 };
 
 static void *fake_server(void *arg)
@@ -401,7 +418,7 @@ static void *fake_server(void *arg)
 
 static int fake_listen(int *port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct sockaddr_in a = {.sin_family = AF_INET};
 	socklen_t n = sizeof(a);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
@@ -415,8 +432,8 @@ static int fake_listen(int *port)
 
 static void test_hostile_server(void **state)
 {
-	struct fake f = { .rounds = (int)NHOSTILE + 1, .deep = 1 };
-	struct cli_conn_opts o = { .host = "127.0.0.1", .timeout_ms = 2000 };
+	struct fake f = {.rounds = (int)NHOSTILE + 1, .deep = 1};
+	struct cli_conn_opts o = {.host = "127.0.0.1", .timeout_ms = 2000};
 	pthread_t th;
 
 	(void)state;
@@ -425,7 +442,7 @@ static void test_hostile_server(void **state)
 	assert_int_equal(pthread_create(&th, NULL, fake_server, &f), 0);
 	for (int i = 0; i < f.rounds; i++) {
 		struct cli_conn c;
-		char *argv[1] = { "PING" };
+		char *argv[1] = {"PING"};
 		assert_int_equal(cli_conn_open(&c, &o), 0);
 		assert_int_equal(cli_conn_send(&c, 1, argv, NULL), 0);
 		struct cli_reply *r = cli_conn_read(&c);
@@ -439,9 +456,9 @@ static void test_hostile_server(void **state)
 
 static void test_hostile_bench(void **state)
 {
-	struct fake f = { .rounds = 200 };
-	struct cli_conn_opts o = { .host = "127.0.0.1", .timeout_ms = 2000 };
-	char *argv[] = { "bench", "-q", "-c", "2", "-r", "20", "--timeout", "0.3" };
+	struct fake f = {.rounds = 200};
+	struct cli_conn_opts o = {.host = "127.0.0.1", .timeout_ms = 2000};
+	char *argv[] = {"bench", "-q", "-c", "2", "-r", "20", "--timeout", "0.3"};
 	pthread_t th;
 	int rc;
 
@@ -460,20 +477,13 @@ static void test_hostile_bench(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hist_small_exact),
-		cmocka_unit_test(test_hist_uniform_million),
-		cmocka_unit_test(test_hist_bimodal),
-		cmocka_unit_test(test_hist_sixty_seconds),
-		cmocka_unit_test(test_hist_buckets_tile),
-		cmocka_unit_test(test_hist_merge_empty),
-		cmocka_unit_test(test_hist_hdr_format),
-		cmocka_unit_test(test_scan_every_split),
-		cmocka_unit_test(test_scan_top),
-		cmocka_unit_test(test_scan_hostile),
-		cmocka_unit_test(test_reply_tree),
-		cmocka_unit_test(test_split_args),
-		cmocka_unit_test(test_hostile_server),
-		cmocka_unit_test(test_hostile_bench),
+	    cmocka_unit_test(test_hist_small_exact),  cmocka_unit_test(test_hist_uniform_million),
+	    cmocka_unit_test(test_hist_bimodal),      cmocka_unit_test(test_hist_sixty_seconds),
+	    cmocka_unit_test(test_hist_buckets_tile), cmocka_unit_test(test_hist_merge_empty),
+	    cmocka_unit_test(test_hist_hdr_format),   cmocka_unit_test(test_scan_every_split),
+	    cmocka_unit_test(test_scan_top),	      cmocka_unit_test(test_scan_hostile),
+	    cmocka_unit_test(test_reply_tree),	      cmocka_unit_test(test_split_args),
+	    cmocka_unit_test(test_hostile_server),    cmocka_unit_test(test_hostile_bench),
 	};
 	int total = (int)(sizeof(tests) / sizeof(tests[0]));
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);

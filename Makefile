@@ -76,6 +76,7 @@ include rcu/rcu.mk
 -include client/client.mk
 -include tests/tests.mk
 -include bench/bench.mk
+-include tests/soak/soak.mk
 
 all: $(ALL_BINS)
 

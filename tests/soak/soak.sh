@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Soak and fault test: starts rcukv-server on a free loopback port and runs
+# tests/soak/soak.c against it (SOAK_SECONDS, default 15; CI sets 60;
+# SOAK_CONNS, default 1000).  SOAK_PORT=N targets a server already running
+# there instead (for example a real redis-server, to prove the test right).
+set -u
+cd "$(dirname "$0")/../.."
+B=${B:-build/release}
+secs=${SOAK_SECONDS:-15}
+conns=${SOAK_CONNS:-1000}
+ulimit -n 8192 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+if [ -n "${SOAK_PORT:-}" ]; then
+  exec "$B/tests/soak/soak" --port "$SOAK_PORT" --seconds "$secs" --conns "$conns"
+fi
+port=""
+for p in $(seq 7350 7399); do
+  if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then port=$p; break; fi
+done
+[ -n "$port" ] || { echo "no free port"; echo "0 passed, 1 failed"; exit 1; }
+log=$(mktemp /tmp/rcukv-soak-XXXXXX.log)
+"$B/rcukv-server" --port "$port" --bind 127.0.0.1 --maxclients 10000 >"$log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+"$B/tests/soak/soak" --port "$port" --pid "$pid" --seconds "$secs" --conns "$conns"
+rc=$?
+kill -TERM "$pid" 2>/dev/null
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2>/dev/null; then
+  echo "FAIL server did not exit on SIGTERM"; kill -KILL "$pid"; rc=1
+else
+  wait "$pid"; src=$?
+  [ $src = 0 ] || { echo "FAIL server exited with status $src after SIGTERM"; tail -20 "$log"; rc=1; }
+fi
+rm -f "$log"
+exit $rc

@@ -116,9 +116,10 @@ void srcu_read_unlock_debug(struct srcu_struct *ss, int idx);
 int srcu_read_held(const struct srcu_struct *ss);
 #define srcu_read_lock(ss) srcu_read_lock_debug(ss)
 #define srcu_read_unlock(ss, idx) srcu_read_unlock_debug((ss), (idx))
+/* The raw load: an SRCU reader need hold no section of the unit's flavor. */
 #define srcu_dereference(p, ss) \
 	(rcu_debug_check(srcu_read_held(ss), "srcu_dereference", #p, (ss)->name), \
-	 rcu_dereference(p))
+	 __atomic_load_n(&(p), __ATOMIC_CONSUME))
 #else
 /**
  * srcu_read_lock() - enter a read-side section of ss; may be held across

@@ -56,5 +56,12 @@ for c in "${cases[@]}"; do
 done
 if check "$DBG" deref-check-lock-held "" clean; then echo "ok   debug build allows checked and protected dereferences"; pass=$((pass+1));
 else echo "FAIL debug build: deref-check-lock-held"; fail=$((fail+1)); fi
+# An SRCU scan in a unit mapped to a flavor holds no section of that flavor.
+if make -s DEBUG_RCU=1 build/release-debug/examples/srcu_scan >/dev/null 2>&1 &&
+   build/release-debug/examples/srcu_scan >/dev/null 2>&1; then
+  echo "ok   debug build: srcu_dereference() needs only the SRCU domain"; pass=$((pass+1))
+else
+  echo "FAIL debug build: examples/srcu_scan"; fail=$((fail+1))
+fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -6,7 +6,8 @@
 #   make test       install missing packages, build, run every test suite
 #   make asan       the same suites under AddressSanitizer + UBSan (build/asan/)
 #   make tsan       the same suites under ThreadSanitizer (build/tsan/)
-#   make torture    the torture tests for longer (TORTURE_SECONDS, default 60)
+#   make torture    every suite with torture tests running longer (TORTURE_SECONDS=60)
+#   make torture-loop  repeat the RCU torture tests until one fails (LOOPS=20)
 #   make run        install, build, start rcukv-server with conf/rcukv.conf
 #   make bench      every benchmark; make bench-<subject> for one
 #   make deps       install missing Debian packages (root) or print the command

@@ -26,3 +26,13 @@ bench-srcu:
 	@$(MAKE) --no-print-directory VARIANT=release build/release/bench/bench_srcu
 	build/release/bench/bench_srcu
 bench-rcu: bench-srcu
+
+# torture-loop: repeat the RCU torture tests until one fails (LOOPS, default 20).
+.PHONY: torture-loop
+torture-loop: $(B)/tests/rcu/test_torture_qsbr $(B)/tests/rcu/test_torture_memb \
+	      $(B)/tests/rcu/test_srcu_qsbr $(B)/tests/rcu/test_srcu_memb
+	@for i in $$(seq $${LOOPS:-20}); do \
+	  for t in $^; do \
+	    $$t > $(B)/torture-loop.log 2>&1 || { echo "run $$i: $$t failed:"; tail -20 $(B)/torture-loop.log; exit 1; }; \
+	  done; echo "run $$i: ok"; \
+	done

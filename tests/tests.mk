@@ -3,18 +3,11 @@
 # Tests that touch RCU run once per flavor: $(call rcu_flavor_test,<src>,<flavor>)
 # compiles <src>.c with -DRCU_FLAVOR_<FLAVOR> into $(B)/<flavor>/<src>.o (so the
 # two builds never share an object) and links $(B)/<src>_<flavor> against librcu.a.
-#
-# Under asan, UBSan's null check is off for these objects: gcc tests the flags of
-# the `add` that computes a TLS address (rcu_qsbr_reader_tls, initial-exec), and
-# ld's IE->LE relaxation turns that add into a flag-less `lea`, so the check
-# reports a null pointer that is not there.  ASan still catches real null
-# dereferences (SEGV).
-TESTS_SAN_FIX := $(if $(filter asan,$(VARIANT)),-fno-sanitize=null)
 
 define rcu_flavor_test
 $(B)/$(2)/$(1).o: $(1).c
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) $$(TESTS_SAN_FIX) -DRCU_FLAVOR_$(shell echo $(2) | tr a-z A-Z) -c $$< -o $$@
+	$$(CC) $$(CFLAGS) -DRCU_FLAVOR_$(shell echo $(2) | tr a-z A-Z) -c $$< -o $$@
 $(B)/$(1)_$(2): $(B)/$(2)/$(1).o $$(RCU_LIB)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) $$^ -o $$@
@@ -32,7 +25,6 @@ define rcu_example
 $(B)/examples/$(1): $(B)/examples/$(1).o $$(RCU_LIB)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) $$^ -o $$@
-$(B)/examples/$(1).o: CFLAGS += $$(TESTS_SAN_FIX)
 TEST_BINS += $(B)/examples/$(1)
 endef
 $(eval $(call rcu_example,publish))

@@ -20,10 +20,12 @@ set -u
 SERVER=${1:-${B:-build/release}/rcukv-server}
 PORT0=${BENCH_PORT:-7280}
 QUICK=${BENCH_QUICK:-0}
+# Each timed section aims at SECS seconds: a short calibration run per
+# section measures the rate that sizes -n for the timed runs.
 if [ "$QUICK" = 1 ]; then
-  REPEATS=${BENCH_REPEATS:-1}; N_P1=30000; N_P16=300000; N_FILL=200000
+  REPEATS=${BENCH_REPEATS:-2}; SECS=1; N_P1=10000; N_P16=100000; N_FILL=200000
 else
-  REPEATS=${BENCH_REPEATS:-3}; N_P1=300000; N_P16=3000000; N_FILL=2000000
+  REPEATS=${BENCH_REPEATS:-3}; SECS=3; N_P1=20000; N_P16=200000; N_FILL=1000000
 fi
 CLK_TCK=$(getconf CLK_TCK)
 TMP=$(mktemp -d /tmp/rcukv-bench-server.XXXXXX)
@@ -40,10 +42,11 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 names=(rcukv redis redis_io2)
 ports=($PORT0 $((PORT0 + 1)) $((PORT0 + 2)))
-declare -A PID
+declare -A PID NREQ
 
 start() {  # name port
   local name=$1 port=$2
@@ -82,24 +85,40 @@ done
 RES=$TMP/results
 : >"$RES"
 workloads=(set_p1 get_p1 set_p16 get_p16)
+
+run_one() {  # rep wl index record(0|1)
+  local rep=$1 wl=$2 i=$3 rec=$4
+  local t=${wl%_p*} P=${wl#*_p} name=${names[$i]} port=${ports[$i]}
+  local pid=${PID[${names[$i]}]} n c0 c1 line out
+  n=${NREQ[$wl.$name]:-}
+  if [ -z "$n" ]; then n=$N_P1; [ "$P" = 16 ] && n=$N_P16; fi
+  c0=$(cpu_ticks "$pid")
+  line=$(redis-benchmark -p "$port" -t "$t" -n "$n" -P "$P" -c 50 --threads 2 -d 32 \
+           -r 1000000 --csv 2>/dev/null | grep -v '^"test"' | tail -n 1)
+  c1=$(cpu_ticks "$pid")
+  # "SET","rps","avg","min","p50","p95","p99","max"
+  out=$(echo "$line" | tr -d '"' | awk -F, -v wl="$wl" -v name="$name" -v n="$n" \
+    -v dc=$((c1 - c0)) -v hz="$CLK_TCK" \
+    '{ printf "%s %s %s %s %s %.3f\n", wl, name, $2, $5, $7, dc / hz * 1e6 / n }')
+  # size the next run of this section to last about SECS seconds
+  NREQ[$wl.$name]=$(echo "$out" | awk -v s="$SECS" -v m="$N_P1" \
+    '{ n = int($3 * s); if (n < m) n = m; print n }')
+  if [ "$rec" = 1 ]; then
+    echo "$out" >>"$RES"
+    printf 'run %d %-8s %-9s n=%-8d rps,p50,p99,cpu_us/op: %s\n' "$rep" "$wl" "$name" "$n" \
+      "$(echo "$out" | cut -d' ' -f3-)"
+  fi
+}
+
+# calibration: one short run per section sizes the timed runs
+for wl in "${workloads[@]}"; do
+  for i in 0 1 2; do run_one 0 "$wl" "$i" 0; done
+done
 for rep in $(seq "$REPEATS"); do
   for wl in "${workloads[@]}"; do
-    t=${wl%_p*}; P=${wl#*_p}
-    n=$N_P1; [ "$P" = 16 ] && n=$N_P16
     # alternate the order of the systems from one repeat to the next
     order=(0 1 2); [ $((rep % 2)) = 0 ] && order=(2 1 0)
-    for i in "${order[@]}"; do
-      name=${names[$i]}; port=${ports[$i]}; pid=${PID[$name]}
-      c0=$(cpu_ticks "$pid")
-      line=$(redis-benchmark -p "$port" -t "$t" -n "$n" -P "$P" -c 50 --threads 2 -d 32 \
-               -r 1000000 --csv 2>/dev/null | grep -v '^"test"' | tail -n 1)
-      c1=$(cpu_ticks "$pid")
-      # "SET","rps","avg","min","p50","p95","p99","max"
-      echo "$line" | tr -d '"' | awk -F, -v wl="$wl" -v name="$name" -v n="$n" \
-        -v dc=$((c1 - c0)) -v hz="$CLK_TCK" \
-        '{ printf "%s %s %s %s %s %.3f\n", wl, name, $2, $5, $7, dc / hz * 1e6 / n }' >>"$RES"
-      printf 'run %d %-8s %-9s %s\n' "$rep" "$wl" "$name" "$(tail -n 1 "$RES" | cut -d' ' -f3-)"
-    done
+    for i in "${order[@]}"; do run_one "$rep" "$wl" "$i" 1; done
   done
 done
 

@@ -194,107 +194,100 @@ static int lowc(int c, int nocase)
 	return nocase ? tolower(c) : c;
 }
 
-/* Recursive glob matcher: '*' any run, '?' one byte, '[...]' a class with
- * ranges and '^' negation, '\' escapes the next byte. */
+/*
+ * Match one pattern token at pat[*pi] (not '*') against byte ch; on success
+ * advance *pi past the token.  Tokens: '?', '[...]' (ranges, '^' negation,
+ * '\' escapes), '\x', or a literal byte.
+ */
+static int glob_one(const char *pat, size_t plen, size_t *pi, unsigned char ch, int nocase)
+{
+	size_t p = *pi;
+	int c = lowc(ch, nocase);
+
+	if (pat[p] == '?') {
+		*pi = p + 1;
+		return 1;
+	}
+	if (pat[p] == '[') {
+		int neg, match = 0;
+
+		p++;
+		neg = p < plen && pat[p] == '^';
+		if (neg)
+			p++;
+		while (p < plen && pat[p] != ']') {
+			if (pat[p] == '\\' && p + 1 < plen) {
+				p++;
+				if (lowc((unsigned char)pat[p], nocase) == c)
+					match = 1;
+				p++;
+			} else if (p + 2 < plen && pat[p + 1] == '-') {
+				int lo = lowc((unsigned char)pat[p], nocase);
+				int hi = lowc((unsigned char)pat[p + 2], nocase);
+
+				if (lo > hi) {
+					int t = lo;
+
+					lo = hi;
+					hi = t;
+				}
+				if (c >= lo && c <= hi)
+					match = 1;
+				p += 3;
+			} else {
+				if (lowc((unsigned char)pat[p], nocase) == c)
+					match = 1;
+				p++;
+			}
+		}
+		if (p < plen)
+			p++;            /* the ']' (an unterminated class ends the pattern) */
+		if (neg)
+			match = !match;
+		if (match)
+			*pi = p;
+		return match;
+	}
+	if (pat[p] == '\\' && p + 1 < plen)
+		p++;
+	if (lowc((unsigned char)pat[p], nocase) != c)
+		return 0;
+	*pi = p + 1;
+	return 1;
+}
+
+/*
+ * Glob match (* ? [..] \) in O(len(pat) * len(str)) time: on a mismatch only
+ * the most recent '*' is retried one byte further, which is enough because an
+ * earlier '*' could only absorb what the later one absorbs.  No recursion, so
+ * hostile KEYS/SCAN patterns such as "*a*a*a*a*b" cannot stall a worker.
+ */
 int util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, int nocase)
 {
-	while (plen && slen) {
-		switch (pat[0]) {
-		case '*':
-			while (plen > 1 && pat[1] == '*') {
-				pat++;
-				plen--;
-			}
-			if (plen == 1)
+	size_t p = 0, s = 0, star_p = (size_t)-1, star_s = 0;
+
+	while (s < slen) {
+		if (p < plen && pat[p] == '*') {
+			while (p < plen && pat[p] == '*')
+				p++;
+			if (p == plen)
 				return 1;
-			while (slen) {
-				if (util_glob_match(pat + 1, plen - 1, str, slen, nocase))
-					return 1;
-				str++;
-				slen--;
-			}
-			return util_glob_match(pat + 1, plen - 1, str, slen, nocase);
-		case '?':
-			str++;
-			slen--;
-			break;
-		case '[': {
-			int neg, match = 0;
-
-			pat++;
-			plen--;
-			neg = plen && pat[0] == '^';
-			if (neg) {
-				pat++;
-				plen--;
-			}
-			for (;;) {
-				if (plen == 0) {
-					/* unterminated class: treat as end */
-					break;
-				}
-				if (pat[0] == '\\' && plen >= 2) {
-					pat++;
-					plen--;
-					if (pat[0] == str[0])
-						match = 1;
-				} else if (pat[0] == ']') {
-					break;
-				} else if (plen >= 3 && pat[1] == '-') {
-					int a = lowc((unsigned char)pat[0], nocase);
-					int b = lowc((unsigned char)pat[2], nocase);
-					int ch = lowc((unsigned char)str[0], nocase);
-
-					if (a > b) {
-						int t = a;
-						a = b;
-						b = t;
-					}
-					pat += 2;
-					plen -= 2;
-					if (ch >= a && ch <= b)
-						match = 1;
-				} else if (lowc((unsigned char)pat[0], nocase) ==
-					   lowc((unsigned char)str[0], nocase)) {
-					match = 1;
-				}
-				pat++;
-				plen--;
-			}
-			if (neg)
-				match = !match;
-			if (!match)
-				return 0;
-			str++;
-			slen--;
-			if (plen == 0)
-				return slen == 0;
-			break;
+			star_p = p;
+			star_s = s;
+			continue;
 		}
-		case '\\':
-			if (plen >= 2) {
-				pat++;
-				plen--;
-			}
-			/* fall through */
-		default:
-			if (lowc((unsigned char)pat[0], nocase) != lowc((unsigned char)str[0], nocase))
-				return 0;
-			str++;
-			slen--;
-			break;
+		if (p < plen && glob_one(pat, plen, &p, (unsigned char)str[s], nocase)) {
+			s++;
+			continue;
 		}
-		pat++;
-		plen--;
-		if (slen == 0) {
-			while (plen && pat[0] == '*') {
-				pat++;
-				plen--;
-			}
-			break;
-		}
+		if (star_p == (size_t)-1)
+			return 0;
+		p = star_p;
+		s = ++star_s;
 	}
-	return plen == 0 && slen == 0;
+	while (p < plen && pat[p] == '*')
+		p++;
+	return p == plen;
 }
 
 long long util_ustime(void)

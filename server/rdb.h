@@ -1,0 +1,313 @@
+/*
+ * rdb.h - the RDB file format layer: writes and reads Redis-compatible dump
+ * files (issue 8).  It knows bytes and files only: nothing here sees the hash
+ * table, the SRCU domain or server types.  The server supplies an iterator to
+ * save and callbacks to load.
+ *
+ * What it writes, byte for byte as redis-server 7.0 does for string keys:
+ *   "REDIS0010", AUX fields (redis-ver, redis-bits, ctime, used-mem,
+ *   aof-base), then per database SELECTDB + RESIZEDB, then per key an optional
+ *   EXPIRETIME_MS (absolute Unix ms, little-endian) and a STRING record, then
+ *   EOF and the CRC64 (Jones polynomial, reflected, little-endian; eight zero
+ *   bytes when checksums are off).  A value or key of at most 11 bytes that is
+ *   the canonical decimal form of an int8/16/32 is stored as an integer; a
+ *   string longer than 20 bytes is LZF-compressed when compression is on and
+ *   saves at least 4 bytes.  These are Redis's rules.
+ *
+ * What it reads: RDB versions 1 to 11 (Redis 7.0 writes 10, 7.2 writes 11).
+ * Opcodes AUX, SELECTDB, RESIZEDB, EXPIRETIME, EXPIRETIME_MS, IDLE, FREQ,
+ * MODULE_AUX (skipped through its opcode stream) and FUNCTION2 (skipped and
+ * counted).  String values in every encoding are handed to a callback with
+ * their expiry; keys of other types stop the load with an error naming type
+ * and key, or are parsed past and counted when skip_unsupported is set
+ * (lists, sets, zsets, hashes in plain, ziplist, listpack, intset and
+ * quicklist encodings; streams; MODULE_2 values).  Pre-GA module values
+ * (type 6) and pre-GA functions cannot be skipped and always stop the load.
+ *
+ * Invariants of the reader: every length read from the file is checked
+ * against the bytes left in the file before anything is allocated, so a
+ * corrupted or hostile file costs at most its own size in memory (one string
+ * at a time) and never a crash; every error message names the byte offset.
+ *
+ * Concurrency: a writer or a load is used by one thread at a time; separate
+ * writers and loads are independent.  No function here takes a lock or
+ * touches RCU; a caller may hold an SRCU read-side section across any of
+ * them (they block on disk I/O).
+ *
+ * Tested by tests/server/test_rdb.c (round trips, corruption sweeps, disk
+ * full) and tests/server/rdb_redis.sh (redis-check-rdb and redis-server 7).
+ */
+#ifndef RCUKV_SERVER_RDB_H
+#define RCUKV_SERVER_RDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The version this module writes (Redis 7.0's) and the newest it reads. */
+#define RDB_WRITE_VERSION 10
+#define RDB_MAX_READ_VERSION 11
+
+/* Largest string the reader accepts, as Redis's proto-max-bulk-len default. */
+#define RDB_MAX_STRING_DEFAULT (512ull * 1024 * 1024)
+
+/* Longest redis-ver value accepted by the writer. */
+#define RDB_MAX_VERSION_STR 64
+
+/* Writer options; zero-initialised means: no compression, no checksum. */
+struct rdb_opts {
+	bool compress;          /* rdbcompression: LZF where Redis would use it */
+	bool checksum;          /* rdbchecksum: CRC64 trailer, else 8 zero bytes */
+	const char *redis_ver;  /* "redis-ver" AUX; NULL: "7.0.15" */
+	int64_t ctime;          /* "ctime" AUX (Unix seconds); 0: time(NULL) */
+	int64_t used_mem;       /* "used-mem" AUX in bytes; < 0: field left out */
+	bool aof_base;          /* "aof-base" AUX value (0 or 1) */
+};
+
+struct rdb_writer;
+
+/**
+ * rdb_writer_new() - start an RDB stream on @fd.
+ * @fd: open for writing, positioned where the file starts; owned by the caller
+ *      (never closed, never fsynced here).
+ * @o: options, copied; NULL means all defaults.
+ *
+ * The magic and AUX fields go into the writer's buffer; nothing is written
+ * to @fd until the buffer fills or rdb_writer_finish() runs.
+ *
+ * Context: any thread; may not block.
+ * Return: the writer (free with rdb_writer_free()), or NULL with errno set
+ * (ENOMEM, or EINVAL for a redis_ver longer than RDB_MAX_VERSION_STR).
+ */
+struct rdb_writer *rdb_writer_new(int fd, const struct rdb_opts *o);
+
+/**
+ * rdb_write_db_header() - SELECTDB @dbnum and RESIZEDB hints.
+ * @w: the writer.
+ * @dbnum: database index.
+ * @keys: number of keys that follow for this database (a hint for the
+ *        loader's table size; it need not be exact).
+ * @expires: how many of them carry an expiry (hint).
+ *
+ * Context: any thread; may block on write(2).
+ * Return: 0, or the writer's first error as -errno (errors are sticky).
+ */
+int rdb_write_db_header(struct rdb_writer *w, uint32_t dbnum, uint64_t keys,
+			uint64_t expires);
+
+/**
+ * rdb_write_string_kv() - one string key, with its expiry.
+ * @w: the writer.
+ * @key, @klen: key bytes (binary safe); @klen may be 0.
+ * @val, @vlen: value bytes (binary safe); @vlen may be 0.
+ * @expire_ms: absolute expiry in Unix milliseconds, or -1 for none.
+ *
+ * The bytes are copied (into the buffer, or compressed) before return.
+ *
+ * Context: any thread; may block on write(2).
+ * Return: 0, or -errno (sticky; later calls return it too).
+ */
+int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen,
+			const void *val, size_t vlen, int64_t expire_ms);
+
+/**
+ * rdb_writer_finish() - write EOF and the checksum, and flush the buffer.
+ * @w: the writer; still to be freed with rdb_writer_free().
+ *
+ * Does not fsync, close or rename: the caller owns @fd.
+ *
+ * Context: any thread; may block on write(2).
+ * Return: 0, or -errno of the first failed write (ENOSPC, EFBIG, EIO...).
+ */
+int rdb_writer_finish(struct rdb_writer *w);
+
+/**
+ * rdb_writer_bytes() - bytes produced so far (written plus buffered).
+ * @w: the writer.
+ *
+ * Context: any thread.
+ * Return: the count.
+ */
+uint64_t rdb_writer_bytes(const struct rdb_writer *w);
+
+/**
+ * rdb_writer_free() - free the writer without writing anything more.
+ * @w: the writer, or NULL.  Buffered bytes not flushed by
+ *     rdb_writer_finish() are dropped.
+ *
+ * Context: any thread.
+ */
+void rdb_writer_free(struct rdb_writer *w);
+
+/* One key handed to rdb_save_file() by the caller's iterator.  The pointers
+ * need stay valid only until the next call of the iterator. */
+struct rdb_item {
+	uint32_t dbnum;         /* items come grouped by database */
+	const void *key;
+	size_t klen;
+	const void *val;
+	size_t vlen;
+	int64_t expire_ms;      /* absolute Unix ms, or -1 */
+};
+
+/* The caller's data set, as rdb_save_file() walks it. */
+struct rdb_source {
+	/* Fills @it with the next key.  Returns 1 when @it is filled, 0 at the
+	 * end, or -errno to abandon the save (the old file is kept). */
+	int (*next)(void *arg, struct rdb_item *it);
+	/* Optional: RESIZEDB hints for @dbnum, called when items of a new
+	 * database begin.  NULL writes 0 and 0 (still valid). */
+	void (*db_size)(void *arg, uint32_t dbnum, uint64_t *keys,
+			uint64_t *expires);
+	void *arg;
+};
+
+/* What rdb_save_file() did. */
+struct rdb_save_stats {
+	uint64_t keys;          /* keys written */
+	uint64_t bytes;         /* file size */
+};
+
+/**
+ * rdb_save_file() - write a whole dump crash-safely.
+ * @path_tmp: temporary file in the same directory as @path_final; NULL
+ *            means "<path_final>.tmp-<pid>".  Created or truncated.
+ * @path_final: the dump's name; replaced atomically by rename(2).
+ * @o: writer options (NULL: defaults).
+ * @src: the iterator over the data set.
+ * @st: filled when not NULL (also on failure, with what was done).
+ *
+ * Writes @path_tmp, fsyncs it, renames it over @path_final, fsyncs the
+ * directory.  On any failure (open, write, fsync, rename, or the iterator's
+ * error) the temporary file is removed and @path_final is left as it was, so
+ * a crash or a full disk never costs the previous dump.
+ *
+ * Context: any thread; blocks on disk I/O for as long as the save takes.
+ * The caller ignores SIGXFSZ if it runs under a file size limit.
+ * Return: 0, or -errno (-ENOSPC, -EFBIG, -EACCES, ... or the iterator's).
+ */
+int rdb_save_file(const char *path_tmp, const char *path_final,
+		  const struct rdb_opts *o, const struct rdb_source *src,
+		  struct rdb_save_stats *st);
+
+/* Value kinds the reader may meet, for skip counts and messages. */
+enum rdb_kind {
+	RDB_KIND_STRING,
+	RDB_KIND_LIST,
+	RDB_KIND_SET,
+	RDB_KIND_ZSET,
+	RDB_KIND_HASH,
+	RDB_KIND_STREAM,
+	RDB_KIND_MODULE,
+	RDB_KIND_MAX
+};
+
+/**
+ * rdb_kind_name() - "string", "list", "set", "zset", "hash", "stream",
+ * "module".
+ * @k: the kind.
+ *
+ * Context: any thread.
+ * Return: a static string ("unknown" when @k is out of range).
+ */
+const char *rdb_kind_name(enum rdb_kind k);
+
+/* One string key as loaded.  Every pointer belongs to the reader and is
+ * valid only during the callback: copy what you keep. */
+struct rdb_kv {
+	uint32_t dbnum;         /* from the last SELECTDB (0 before any) */
+	const void *key;
+	size_t klen;
+	const void *val;        /* integer encodings arrive as decimal text */
+	size_t vlen;
+	int64_t expire_ms;      /* absolute Unix ms, or -1 */
+	bool expired;           /* expire_ms != -1 && expire_ms < now_ms: Redis
+				 * drops such keys when loading as a master */
+	int64_t lru_idle;       /* IDLE opcode seconds, or -1 */
+	int lfu_freq;           /* FREQ opcode counter, or -1 */
+	uint64_t offset;        /* first byte of the record (expiry opcode or
+				 * type byte) */
+	uint64_t end;           /* one past its last byte */
+};
+
+/* Loader callbacks; any may be NULL.  Returning non-zero (a -errno) stops
+ * the load with that value. */
+struct rdb_load_cbs {
+	int (*string_kv)(void *arg, const struct rdb_kv *kv);
+	int (*aux)(void *arg, const void *name, size_t nlen, const void *val,
+		   size_t vlen);
+	int (*select_db)(void *arg, uint32_t dbnum);
+	/* RESIZEDB hints for the current database. */
+	int (*resize_db)(void *arg, uint32_t dbnum, uint64_t keys,
+			 uint64_t expires);
+	void *arg;
+};
+
+struct rdb_load_opts {
+	bool skip_unsupported;  /* parse past non-string keys and count them */
+	bool ignore_checksum;   /* do not verify the CRC64 trailer */
+	int64_t now_ms;         /* clock for rdb_kv.expired; 0: the real one */
+	uint64_t max_string;    /* 0: RDB_MAX_STRING_DEFAULT */
+};
+
+struct rdb_load_stats {
+	int version;                      /* RDB version from the header */
+	uint64_t keys;                    /* string keys given to string_kv */
+	uint64_t expired;                 /* of those, with expired set */
+	uint64_t skipped[RDB_KIND_MAX];   /* skipped keys by kind */
+	uint64_t skipped_total;
+	uint64_t aux_fields;
+	uint64_t functions;               /* FUNCTION2 libraries skipped */
+	uint64_t module_aux;              /* MODULE_AUX blocks skipped */
+	uint64_t bytes;                   /* bytes consumed */
+	bool checksum_verified;           /* a non-zero CRC64 matched */
+};
+
+/**
+ * rdb_load_file() - parse a dump and call back per string key.
+ * @path: the file.
+ * @cb: callbacks (NULL: parse and validate only).
+ * @o: options (NULL: defaults: unsupported types are errors).
+ * @st: filled when not NULL (also on failure, with what was read).
+ * @errbuf, @errlen: receives a one-line message on failure ("offset N: ..."),
+ *                   may be NULL.
+ *
+ * Context: any thread; blocks on file reads; memory use is a 64 KiB buffer
+ * plus the largest single string in the file.
+ * Return: 0; -EBADMSG for a truncated or corrupt file (bad magic, bad
+ * lengths, checksum mismatch, bytes after EOF are ignored as Redis does);
+ * -ENOTSUP for a version or value type this module does not handle (the
+ * message names type and key); -ENOMEM; -errno of open/read; or the value a
+ * callback returned.
+ */
+int rdb_load_file(const char *path, const struct rdb_load_cbs *cb,
+		  const struct rdb_load_opts *o, struct rdb_load_stats *st,
+		  char *errbuf, size_t errlen);
+
+/**
+ * rdb_load_fd() - rdb_load_file() on an open regular file.
+ * @fd: read from its current position to its end (fstat size bounds every
+ *      length); not closed.
+ * @cb, @o, @st, @errbuf, @errlen: as rdb_load_file().
+ *
+ * Context: as rdb_load_file().
+ * Return: as rdb_load_file().
+ */
+int rdb_load_fd(int fd, const struct rdb_load_cbs *cb,
+		const struct rdb_load_opts *o, struct rdb_load_stats *st,
+		char *errbuf, size_t errlen);
+
+/**
+ * rdb_crc64() - CRC-64/Jones as Redis uses it (reflected, polynomial
+ * 0xad93d23594c935a9, initial 0, no final xor).
+ * @crc: previous value (0 to start).
+ * @p, @n: bytes to add.
+ *
+ * rdb_crc64(0, "123456789", 9) == 0xe9c6d914c4b8d9ca.
+ *
+ * Context: any thread.
+ * Return: the updated CRC.
+ */
+uint64_t rdb_crc64(uint64_t crc, const void *p, size_t n);
+
+#endif /* RCUKV_SERVER_RDB_H */

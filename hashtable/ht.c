@@ -656,8 +656,35 @@ static void lock_find(struct ht *ht, struct loc *l, uint32_t h, const void *key,
 	}
 }
 
+#if defined(RCU_DEBUG) && RCU_DEBUG
+/* Debug build: after each locked operation, validate the bucket it touched
+ * (the per-operation form of ht_validate()).  Context: stripe mutex held. */
+static void debug_check_bucket(struct ht *ht, struct loc *l)
+{
+	struct ht_tbl *t = rcu_dereference_protected(ht->tbl, "stripe mutex");
+	struct hlist_node **prev, *n;
+	size_t i = l->h & t->mask, len = 0;
+
+	if (l->state != S_NORMAL)
+		return;
+	prev = &t->b[i].first;
+	for (n = *prev; n; prev = &n->next, n = n->next) {
+		if ((node_entry(n)->hash & t->mask) != i || n->pprev != prev || ++len > (1u << 30))
+			ht_die("bucket %zu corrupt after an update (hash %08x)", i,
+			       node_entry(n)->hash);
+	}
+}
+#else
+static inline void debug_check_bucket(struct ht *ht, struct loc *l)
+{
+	(void)ht;
+	(void)l;
+}
+#endif
+
 static void unlock_retire(struct ht *ht, struct loc *l, struct retired *r, int counted)
 {
+	debug_check_bucket(ht, l);
 	HT_CHECK(pthread_mutex_unlock(&l->s->lock));
 	retire_flush(ht, r);
 	if (counted)

@@ -67,7 +67,7 @@ static void usage(FILE *f)
 		"Without a command: reads commands line by line from standard input when it is\n"
 		"not a terminal; otherwise starts an interactive session (line editing, history\n"
 		"in ~/.rcukvcli_history or $RCUKVCLI_HISTFILE, redis-cli quoting, automatic\n"
-		"reconnection).  Type 'quit' or 'exit' to leave.\n"
+		"reconnection).  'connect HOST [PORT]' switches server; 'quit' or 'exit' leaves.\n"
 		"\n"
 		"Output: like redis-cli, the formatted form on a terminal and the raw form\n"
 		"otherwise.  Exit status: 0 on success, 1 if a connection failed, an option was\n"
@@ -409,6 +409,38 @@ static void make_prompt(char *p, size_t n, const struct cli_opts *o, int connect
 }
 
 /*
+ * "connect HOST [PORT]" in line and interactive modes, as in redis-cli: drop
+ * the current connection and open one to the new server.
+ * Return: 0 when connected, 1 otherwise (message printed).
+ */
+static int switch_server(struct cli_conn *c, int *connected, struct cli_opts *o, const char *host,
+			 const char *port)
+{
+	static char *host_copy; /* o->c.host points here after the first switch */
+	long long p = o->c.port;
+
+	if (port && parse_int("connect", port, 1, 65535, &p) != 0)
+		return 1;
+	if (*connected)
+		cli_conn_close(c);
+	*connected = 0;
+	free(host_copy);
+	host_copy = strdup(host);
+	if (!host_copy)
+		cli_die("out of memory");
+	o->c.host = host_copy;
+	o->c.port = (int)p;
+	o->c.socket = NULL;
+	o->c.db = 0;
+	if (connect_and_greet(c, o) != 0) {
+		fprintf(stderr, "%s\n", c->err);
+		return 1;
+	}
+	*connected = 1;
+	return 0;
+}
+
+/*
  * Run one line.  A dead connection is reopened, and a command that failed on
  * a connection that had died under it is retried once on the new one.
  * Return: 0 ok, 1 error reply or failure, 2 quit.
@@ -432,6 +464,11 @@ static int run_line(struct cli_conn *c, int *connected, struct cli_opts *o, cons
 	if (!strcasecmp(av[0], "quit") || !strcasecmp(av[0], "exit")) {
 		cli_free_args(argc, av, lens);
 		return 2;
+	}
+	if (!strcasecmp(av[0], "connect") && (argc == 2 || argc == 3)) {
+		rc = switch_server(c, connected, o, av[1], argc == 3 ? av[2] : NULL);
+		cli_free_args(argc, av, lens);
+		return rc;
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
 		int was = *connected;

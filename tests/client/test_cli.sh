@@ -213,6 +213,9 @@ R del qh >/dev/null; R --no-raw <"$TMP/lines" >"$TMP/b" 2>&1
 if cmp -s "$TMP/a" "$TMP/b"; then ok "line mode quoting (--no-raw)"; else fail "line mode quoting (--no-raw)"; diff "$TMP/a" "$TMP/b" | head; fi
 out=$(printf 'ping\nquit\nping\n' | C)
 check "line mode: quit stops" [ "$out" = PONG ]
+out=$(printf 'connect 127.0.0.1 1\nconnect %s %s\nget s\n' "$HOST" "$PORT" | "$CLI" -h "$HOST" -p "$PORT" 2>"$TMP/e")
+check "line mode: connect switches server" [ "$out" = "hello world" ]
+check "line mode: connect to a dead port says so" grep -q "Could not connect to Redis at 127.0.0.1:1" "$TMP/e"
 
 # ---- interactive mode (a pseudo-terminal, libedit) ----
 export RCUKVCLI_HISTFILE=$TMP/hist

@@ -449,7 +449,7 @@ static void run_gp(struct rcu_flavor *fl)
 	atomic_store_explicit(&fl->gp_seq, seq + 2, memory_order_release);
 
 	dt = ticks() - t0; /* in ticks: rcu_core_get_stats() converts */
-	/* Only the grace-period runner (one at a time, gp_running) writes. */
+	/* Only the grace-period runner (one at a time: gp_running) writes. */
 	atomic_store_explicit(&fl->st_gp_completed,
 			      atomic_load_explicit(&fl->st_gp_completed, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
@@ -481,6 +481,15 @@ void rcu_core_synchronize(struct rcu_flavor *fl)
 	core_synchronize(fl);
 }
 
+/*
+ * G3: one caller runs the grace period, the others sleep until gp_seq passes
+ * their snapshot.  Becoming the runner is one compare-and-swap on gp_running
+ * (no mutex on the uncontended path); only callers that must wait take
+ * gp_lock.  The runner's "gp_running = false, then read gp_waiters" and a
+ * waiter's "gp_waiters++, then read gp_running" are seq_cst, so either the
+ * runner sees the waiter and broadcasts (under gp_lock, hence after the
+ * waiter sleeps) or the waiter sees the runner gone and does not sleep.
+ */
 static void core_synchronize(struct rcu_flavor *fl)
 {
 	unsigned long s;
@@ -488,26 +497,33 @@ static void core_synchronize(struct rcu_flavor *fl)
 	/* Orders the caller's removals before reading gp_seq: a grace period
 	 * that starts after this load starts after them (G1). */
 	rcu_smp_mb();
-	xlock(&fl->gp_lock);
 	s = seq_snap(atomic_load_explicit(&fl->gp_seq, memory_order_relaxed));
-	while (!seq_done(atomic_load_explicit(&fl->gp_seq, memory_order_relaxed), s)) {
-		if (!fl->gp_running) {
-			fl->gp_running = true;
-			xunlock(&fl->gp_lock);
-			run_gp(fl);
-			xlock(&fl->gp_lock);
-			fl->gp_running = false;
-			if (fl->gp_waiters)
+	/* The done checks are acquire loads of the release store that ended the
+	 * grace period (run_gp), whose reader scans were acquire loads too: the
+	 * caller's frees stay after every section it waited for, with no
+	 * trailing fence. */
+	while (!seq_done(atomic_load_explicit(&fl->gp_seq, memory_order_acquire), s)) {
+		bool idle = false;
+
+		if (atomic_compare_exchange_strong(&fl->gp_running, &idle, true)) {
+			if (!seq_done(atomic_load_explicit(&fl->gp_seq, memory_order_acquire), s))
+				run_gp(fl);
+			atomic_store(&fl->gp_running, false);
+			if (atomic_load(&fl->gp_waiters)) {
+				xlock(&fl->gp_lock);
 				pthread_cond_broadcast(&fl->gp_cond);
-		} else {
-			fl->gp_waiters++;
-			pthread_cond_wait(&fl->gp_cond, &fl->gp_lock);
-			fl->gp_waiters--;
+				xunlock(&fl->gp_lock);
+			}
+			continue;
 		}
+		xlock(&fl->gp_lock);
+		atomic_fetch_add(&fl->gp_waiters, 1);
+		while (atomic_load(&fl->gp_running) &&
+		       !seq_done(atomic_load_explicit(&fl->gp_seq, memory_order_acquire), s))
+			pthread_cond_wait(&fl->gp_cond, &fl->gp_lock);
+		atomic_fetch_sub(&fl->gp_waiters, 1);
+		xunlock(&fl->gp_lock);
 	}
-	xunlock(&fl->gp_lock);
-	/* Orders the end of the grace period before the caller's frees. */
-	rcu_smp_mb();
 }
 
 unsigned long rcu_core_get_state(struct rcu_flavor *fl)

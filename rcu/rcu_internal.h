@@ -5,7 +5,7 @@
  * folder.
  *
  * Locks, outermost first (a lock may be taken while holding those above it):
- *   fl->gp_lock        grace-period sequencing (gp_running, gp_cond); never held
+ *   fl->gp_lock        sleeping until a grace period ends (gp_cond); never held
  *                      while a grace period waits for readers
  *   fl->registry_lock  the reader registry; held by the grace period while it
  *                      scans, dropped while it sleeps
@@ -84,8 +84,8 @@ struct rcu_flavor {
 
 	pthread_mutex_t gp_lock;
 	pthread_cond_t gp_cond;         /* broadcast when a grace period ends */
-	bool gp_running;                /* gp_lock */
-	int gp_waiters;                 /* gp_lock: callers sleeping on gp_cond */
+	_Atomic bool gp_running;        /* CAS to become the runner (core_synchronize) */
+	_Atomic int gp_waiters;         /* callers about to sleep or sleeping on gp_cond */
 	/* Grace-period sequence: odd while one runs.  Written only by the thread
 	 * running the grace period (release at the end); read by anyone. */
 	_Atomic unsigned long gp_seq;

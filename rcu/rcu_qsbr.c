@@ -8,8 +8,9 @@
  *   2. rcu_qsbr_gp.ctr += 2 (never 0, which means offline);
  *   3. fence: the new counter is visible before the scan (store-load);
  *   4. wait until every registered reader's ctr is 0 (offline) or equal to
- *      the new counter (it reported a quiescent state after step 2);
- *   5. fence: the waits are ordered before the caller's frees.
+ *      the new counter (it reported a quiescent state after step 2); the
+ *      scan's loads are acquire, pairing with the readers' release stores,
+ *      so the caller's frees stay after the readers' sections.
  * A reader's report is: release store of the counter it read, then a fence
  * (its next section's loads stay after the report), then the futex check.
  *
@@ -45,7 +46,7 @@ static void qsbr_gp(struct rcu_flavor *fl)
 	atomic_store_explicit(&rcu_qsbr_gp.ctr, c + QSBR_GP_STEP, memory_order_relaxed);
 	rcu_smp_mb();
 	rcu_core_wait_for_readers(fl, qsbr_active);
-	rcu_smp_mb();
+	/* No fence here: the scan's acquire loads keep what follows after them. */
 }
 
 static struct rcu_cbq *qsbr_self_cbq(void)

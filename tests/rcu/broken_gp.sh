@@ -9,7 +9,9 @@ if [ "${VARIANT:-release}" != release ]; then echo "skipped under ${VARIANT}"; e
 pass=0; fail=0
 make -s BROKEN_GP=1 build/release-brokengp/tests/rcu/test_torture_qsbr \
 	build/release-brokengp/tests/rcu/test_torture_memb \
-	build/release-brokengp/tests/rcu/test_srcu_memb >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+	build/release-brokengp/tests/rcu/test_srcu_memb \
+	build/release-brokengp/tests/rcu/test_rculist_qsbr \
+	build/release-brokengp/tests/rcu/test_rculist_memb >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 for f in qsbr memb; do
   out=$(TORTURE_SECONDS=1 timeout 60 build/release-brokengp/tests/rcu/test_torture_$f 2>&1)
   rc=$?
@@ -18,6 +20,15 @@ for f in qsbr memb; do
     echo "ok: broken grace period caught ($f)"; pass=$((pass+1))
   else
     echo "FAIL: broken grace period NOT caught ($f, rc=$rc)"; fail=$((fail+1))
+  fi
+done
+for f in qsbr memb; do
+  out=$(TORTURE_SECONDS=1 timeout 60 build/release-brokengp/tests/rcu/test_rculist_$f 2>&1)
+  rc=$?
+  if [ $rc != 0 ]; then
+    echo "ok: broken grace period caught by the list torture ($f)"; pass=$((pass+1))
+  else
+    echo "FAIL: broken grace period NOT caught by the list torture ($f)"; fail=$((fail+1))
   fi
 done
 out=$(TORTURE_SECONDS=1 timeout 60 build/release-brokengp/tests/rcu/test_srcu_memb 2>&1)

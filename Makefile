@@ -78,6 +78,7 @@ include rcu/rcu.mk
 -include tests/tests.mk
 -include bench/bench.mk
 -include tests/soak/soak.mk
+-include tests/fuzz/fuzz.mk
 
 all: $(ALL_BINS)
 

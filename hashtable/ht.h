@@ -27,6 +27,9 @@
  *    registered thread (it enters its own section where it needs one), except
  *    ht_free(), ht_resize() and ht_scan_all(), which must be called outside
  *    any read-side section (QSBR: the thread holds no RCU reference).
+ *  - QSBR callers keep reporting quiescent states as usual: the background
+ *    resize and the bulk free after ht_flush() wait for grace periods, and a
+ *    table that cannot resize keeps working with longer chains.
  *  - Writers serialize per lock stripe (a mutex per hash suffix), never
  *    globally.  A writer may block briefly on a stripe mutex; no function
  *    holds a stripe mutex while waiting for a grace period.

@@ -344,6 +344,62 @@ static void test_reply_tree(void **state)
 	cli_reply_free(t);
 }
 
+/*
+ * Mutated replies: flip, insert and cut bytes of valid replies, then scan,
+ * parse and format whatever comes out.  Nothing may crash or leak (run under
+ * make asan); a reply the scanner accepts must parse.
+ */
+static void test_scan_mutations(void **state)
+{
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	const char alphabet[] = "*%~>|$=!+-:,#(_\r\n0123456789-tfx";
+	int accepted = 0;
+
+	(void)state;
+	for (int iter = 0; iter < 20000; iter++) {
+		char buf[256];
+		const char *src = replies[iter % (sizeof(replies) / sizeof(replies[0]))];
+		size_t n = strlen(src);
+		memcpy(buf, src, n);
+		for (int m = 0; m < 1 + iter % 4; m++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			size_t at = (size_t)(x % (n + 1));
+			char c = alphabet[(x >> 32) % (sizeof(alphabet) - 1)];
+			switch ((x >> 40) % 3) {
+			case 0: /* replace */
+				if (at < n)
+					buf[at] = c;
+				break;
+			case 1: /* insert */
+				if (n + 1 < sizeof(buf)) {
+					memmove(buf + at + 1, buf + at, n - at);
+					buf[at] = c;
+					n++;
+				}
+				break;
+			default: /* cut */
+				n = at;
+				break;
+			}
+		}
+		struct cli_scan sc;
+		cli_scan_init(&sc);
+		if (cli_scan(&sc, buf, n) != CLI_SCAN_DONE)
+			continue;
+		accepted++;
+		struct cli_reply *r = cli_reply_parse(buf, sc.pos);
+		assert_non_null(r);
+		struct cli_buf out = {0};
+		cli_format_reply(&out, r, CLI_OUT_TTY);
+		cli_format_reply(&out, r, CLI_OUT_RAW);
+		free(out.p);
+		cli_reply_free(r);
+	}
+	assert_true(accepted > 100); /* the mutations did exercise the parser */
+}
+
 /* ---- argument splitting ---- */
 
 static void test_split_args(void **state)
@@ -477,15 +533,26 @@ static void test_hostile_bench(void **state)
 
 int main(void)
 {
+	/* One test a line. */
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hist_small_exact),  cmocka_unit_test(test_hist_uniform_million),
-	    cmocka_unit_test(test_hist_bimodal),      cmocka_unit_test(test_hist_sixty_seconds),
-	    cmocka_unit_test(test_hist_buckets_tile), cmocka_unit_test(test_hist_merge_empty),
-	    cmocka_unit_test(test_hist_hdr_format),   cmocka_unit_test(test_scan_every_split),
-	    cmocka_unit_test(test_scan_top),	      cmocka_unit_test(test_scan_hostile),
-	    cmocka_unit_test(test_reply_tree),	      cmocka_unit_test(test_split_args),
-	    cmocka_unit_test(test_hostile_server),    cmocka_unit_test(test_hostile_bench),
+		cmocka_unit_test(test_hist_small_exact),
+		cmocka_unit_test(test_hist_uniform_million),
+		cmocka_unit_test(test_hist_bimodal),
+		cmocka_unit_test(test_hist_sixty_seconds),
+		cmocka_unit_test(test_hist_buckets_tile),
+		cmocka_unit_test(test_hist_merge_empty),
+		cmocka_unit_test(test_hist_hdr_format),
+		cmocka_unit_test(test_scan_every_split),
+		cmocka_unit_test(test_scan_top),
+		cmocka_unit_test(test_scan_hostile),
+		cmocka_unit_test(test_scan_mutations),
+		cmocka_unit_test(test_reply_tree),
+		cmocka_unit_test(test_split_args),
+		cmocka_unit_test(test_hostile_server),
+		cmocka_unit_test(test_hostile_bench),
 	};
+	/* clang-format on */
 	int total = (int)(sizeof(tests) / sizeof(tests[0]));
 
 	/* The fake server writes to clients that may have hung up on it already. */

@@ -1024,6 +1024,8 @@ static void *worker(void *arg)
 	for (int i = 0; i < t->nconns; i++)
 		if (t->conns[i].alive)
 			t->lost = 0;
+	/* Release: publishes t->lost and the final counters; pairs with the acquire
+	 * load in run_bench()'s sampling loop (pthread_join orders them again). */
 	atomic_store_explicit(&t->finished, 1, memory_order_release);
 	return NULL;
 }
@@ -1204,6 +1206,7 @@ static int run_bench(struct bench_cfg *c)
 	for (;;) {
 		int fin = 1;
 		for (int i = 0; i < c->threads; i++)
+			/* Acquire: pairs with the release store at the end of worker(). */
 			if (!atomic_load_explicit(&b->t[i].finished, memory_order_acquire))
 				fin = 0;
 		uint64_t now = now_ns();

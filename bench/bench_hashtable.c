@@ -24,9 +24,9 @@
 
 #include <jemalloc/jemalloc.h>
 
-#include "rcu/rcu.h"
-#include "hashtable/ht.h"
 #include "bench/bench_hashtable.h"
+#include "hashtable/ht.h"
+#include "rcu/rcu.h"
 
 #define NKEYS 1000000UL
 #define REPS 3
@@ -35,7 +35,7 @@
 
 static void *r_create(void)
 {
-	struct ht_options o = { .seed = BENCH_SEED };
+	struct ht_options o = {.seed = BENCH_SEED};
 
 	return ht_new(&o);
 }
@@ -130,17 +130,17 @@ static void r_settle(void *t)
 }
 
 static const struct bench_sys rcukv_sys = {
-	.name = "rcukv",
-	.create = r_create,
-	.destroy = r_destroy,
-	.thread_reg = r_reg,
-	.thread_unreg = r_unreg,
-	.offline = r_offline,
-	.online = r_online,
-	.insert = r_insert,
-	.lookups = r_lookups,
-	.replaces = r_replaces,
-	.settle = r_settle,
+    .name = "rcukv",
+    .create = r_create,
+    .destroy = r_destroy,
+    .thread_reg = r_reg,
+    .thread_unreg = r_unreg,
+    .offline = r_offline,
+    .online = r_online,
+    .insert = r_insert,
+    .lookups = r_lookups,
+    .replaces = r_replaces,
+    .settle = r_settle,
 };
 
 /* --- driver -------------------------------------------------------------------------- */
@@ -210,8 +210,9 @@ static double timed(const struct bench_sys *sys, void *t, int nreaders, int writ
 	unsigned long rops = 0;
 
 	for (i = 0; i < n; i++) {
-		j[i] = (struct job){ sys, t, i >= nreaders, 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1),
-				     0, &go, &stop };
+		j[i] =
+		    (struct job){sys, t,   i >= nreaders, 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1),
+				 0,   &go, &stop};
 		pthread_create(&th[i], NULL, job_run, &j[i]);
 	}
 	sys->offline();
@@ -232,9 +233,10 @@ static double timed(const struct bench_sys *sys, void *t, int nreaders, int writ
 }
 
 enum { F_L1, F_L2, F_LR, F_WR, F_INS, F_MEM, NF };
-static const char *fname[NF] = { "lookup_1t", "lookup_2t", "lookup_during_replace",
-				 "replace_during_lookup", "insert", "bytes_per_entry" };
-static const char *funit[NF] = { "ops/s", "ops/s", "ops/s", "ops/s", "ops/s", "bytes" };
+static const char *fname[NF] = {
+    "lookup_1t", "lookup_2t",	   "lookup_during_replace", "replace_during_lookup",
+    "insert",	 "bytes_per_entry"};
+static const char *funit[NF] = {"ops/s", "ops/s", "ops/s", "ops/s", "ops/s", "bytes"};
 static double res[2][NF][REPS];
 
 static void one_rep(int si, const struct bench_sys *sys, int rep)
@@ -285,7 +287,7 @@ static double median(double *v)
 
 int main(void)
 {
-	const struct bench_sys *sys[2] = { &rcukv_sys, &bench_lfht_sys };
+	const struct bench_sys *sys[2] = {&rcukv_sys, &bench_lfht_sys};
 	const char *q = getenv("BENCH_QUICK");
 	size_t i;
 	int rep, s, f;

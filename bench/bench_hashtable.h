@@ -23,9 +23,9 @@ struct bench_sys {
 	const char *name;
 	void *(*create)(void);
 	void (*destroy)(void *t);
-	void (*thread_reg)(void);   /* register the calling thread, online */
+	void (*thread_reg)(void); /* register the calling thread, online */
 	void (*thread_unreg)(void);
-	void (*offline)(void);      /* around sleeps of a registered thread */
+	void (*offline)(void); /* around sleeps of a registered thread */
 	void (*online)(void);
 	/* key: BENCH_KLEN bytes; val: BENCH_VLEN bytes.  0 on success. */
 	int (*insert)(void *t, const char *key, const char *val);
@@ -35,7 +35,7 @@ struct bench_sys {
 	/* @n replacements of random keys' values; returns replacements done. */
 	unsigned long (*replaces)(void *t, const char *keys, size_t nkeys, uint64_t *seed,
 				  unsigned long n, const char *val);
-	void (*settle)(void *t);    /* wait for background resizes and frees */
+	void (*settle)(void *t); /* wait for background resizes and frees */
 };
 
 extern const struct bench_sys bench_lfht_sys;

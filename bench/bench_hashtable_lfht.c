@@ -44,7 +44,8 @@ static void l_destroy(void *t)
 	struct cds_lfht_iter it;
 	struct cds_lfht_node *n;
 
-	cds_lfht_for_each(t, &it, n) {
+	cds_lfht_for_each(t, &it, n)
+	{
 		if (!cds_lfht_del(t, n))
 			call_rcu(&caa_container_of(n, struct lnode, node)->rcu, free_cb);
 	}
@@ -123,7 +124,7 @@ static unsigned long l_lookups(void *t, const char *keys, size_t nkeys, uint64_t
 		node = cds_lfht_iter_get_node(&it);
 		if (node)
 			hits += (unsigned char)caa_container_of(node, struct lnode, node)
-					->data[BENCH_KLEN] != 0;
+				    ->data[BENCH_KLEN] != 0;
 		rcu_read_unlock();
 		if ((i & (BENCH_QS_EVERY - 1)) == BENCH_QS_EVERY - 1)
 			rcu_quiescent_state();
@@ -145,7 +146,8 @@ static unsigned long l_replaces(void *t, const char *keys, size_t nkeys, uint64_
 		if (!e)
 			break;
 		rcu_read_lock();
-		old = cds_lfht_add_replace(t, ht_hash(k, BENCH_KLEN, BENCH_SEED), match, k, &e->node);
+		old =
+		    cds_lfht_add_replace(t, ht_hash(k, BENCH_KLEN, BENCH_SEED), match, k, &e->node);
 		rcu_read_unlock();
 		if (old)
 			call_rcu(&caa_container_of(old, struct lnode, node)->rcu, free_cb);
@@ -167,15 +169,15 @@ static void l_settle(void *t)
 }
 
 const struct bench_sys bench_lfht_sys = {
-	.name = "lfht",
-	.create = l_create,
-	.destroy = l_destroy,
-	.thread_reg = l_reg,
-	.thread_unreg = l_unreg,
-	.offline = l_offline,
-	.online = l_online,
-	.insert = l_insert,
-	.lookups = l_lookups,
-	.replaces = l_replaces,
-	.settle = l_settle,
+    .name = "lfht",
+    .create = l_create,
+    .destroy = l_destroy,
+    .thread_reg = l_reg,
+    .thread_unreg = l_unreg,
+    .offline = l_offline,
+    .online = l_online,
+    .insert = l_insert,
+    .lookups = l_lookups,
+    .replaces = l_replaces,
+    .settle = l_settle,
 };

@@ -61,9 +61,9 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "hashtable/ht.h"
 #include "rcu/rcu.h"
 #include "rcu/rculist.h"
-#include "hashtable/ht.h"
 
 #if !defined(RCU_FLAVOR_QSBR) && !defined(RCU_FLAVOR_MEMB)
 #error "build ht.c with -DRCU_FLAVOR_QSBR or -DRCU_FLAVOR_MEMB"
@@ -86,17 +86,17 @@ enum { S_NORMAL, S_GROW_PREP, S_GROW_UNZIP, S_SHRINK_PREP };
 
 /* Abort on an impossible state or a failed pthread call. */
 #define ht_die(...) rcu_die(__VA_ARGS__)
-#define HT_CHECK(call)                                                       \
-	do {                                                                 \
-		int ht_check_rc_ = (call);                                   \
-		if (ht_check_rc_)                                            \
-			ht_die("%s: %s", #call, strerror(ht_check_rc_));     \
+#define HT_CHECK(call)                                                                             \
+	do {                                                                                       \
+		int ht_check_rc_ = (call);                                                         \
+		if (ht_check_rc_)                                                                  \
+			ht_die("%s: %s", #call, strerror(ht_check_rc_));                           \
 	} while (0)
 
 struct ht_tbl {
-	size_t mask;              /* buckets - 1; immutable once published */
+	size_t mask;		   /* buckets - 1; immutable once published */
 	struct ht_tbl *flush_next; /* worker's list of flushed tables (wlock) */
-	struct hlist_head b[];    /* first: RCU-protected, stripe mutex for writes */
+	struct hlist_head b[];	   /* first: RCU-protected, stripe mutex for writes */
 };
 
 /*
@@ -104,26 +104,26 @@ struct ht_tbl {
  * written under @lock with relaxed atomic stores and summed by anyone.
  */
 struct ht_stripe {
-	pthread_mutex_t lock;  /* nests inside nothing but ht->resize_lock */
-	int state;             /* S_*; lock */
-	_Atomic size_t count;  /* entries in this stripe's buckets */
-	_Atomic size_t expires; /* of which with an expiry */
-	_Atomic size_t bytes;  /* sum of ht_entry_size() */
+	pthread_mutex_t lock;	  /* nests inside nothing but ht->resize_lock */
+	int state;		  /* S_*; lock */
+	_Atomic size_t count;	  /* entries in this stripe's buckets */
+	_Atomic size_t expires;	  /* of which with an expiry */
+	_Atomic size_t bytes;	  /* sum of ht_entry_size() */
 	struct ht_entry *retired; /* unlinked, awaiting a batch (lock) */
-	unsigned int nretired; /* length of @retired (lock) */
-	size_t rbytes;         /* bytes on @retired (lock) */
+	unsigned int nretired;	  /* length of @retired (lock) */
+	size_t rbytes;		  /* bytes on @retired (lock) */
 } __attribute__((aligned(64)));
 
 struct ht {
 	/* Read-mostly line: what every lookup touches. */
-	struct ht_tbl *tbl;    /* RCU-protected; written by the resizer and ht_flush()
-				* with resize_lock held (and, for flush, every stripe) */
-	uint64_t seed;         /* immutable */
+	struct ht_tbl *tbl;	   /* RCU-protected; written by the resizer and ht_flush()
+				    * with resize_lock held (and, for flush, every stripe) */
+	uint64_t seed;		   /* immutable */
 	struct ht_stripe *stripes; /* immutable pointer */
-	unsigned int nstripes; /* immutable, power of two */
-	int poison;            /* immutable: poison entries before freeing */
-	_Atomic uint32_t clock; /* access clock; relaxed */
-	int auto_resize;       /* immutable */
+	unsigned int nstripes;	   /* immutable, power of two */
+	int poison;		   /* immutable: poison entries before freeing */
+	_Atomic uint32_t clock;	   /* access clock; relaxed */
+	int auto_resize;	   /* immutable */
 
 	/* Resize state: written by the resizer with resize_lock held, before the
 	 * first stripe leaves NORMAL; read by writers under a stripe mutex whose
@@ -138,8 +138,8 @@ struct ht {
 	pthread_cond_t wcond;
 	pthread_t worker;
 	int worker_started, worker_stop;
-	struct ht_tbl *flushed;    /* tables detached by ht_flush(), to free */
-	_Atomic int want_resize;   /* set by writers (relaxed hint), cleared by worker */
+	struct ht_tbl *flushed;	 /* tables detached by ht_flush(), to free */
+	_Atomic int want_resize; /* set by writers (relaxed hint), cleared by worker */
 
 	_Atomic size_t expire_cursor; /* ht_expire_cycle() position; relaxed */
 
@@ -226,8 +226,7 @@ static inline int e_expired(const struct ht_entry *e, int64_t *now)
 
 static inline int e_match(const struct ht_entry *e, uint32_t h, const void *key, size_t klen)
 {
-	return e->hash == h && ht_entry_klen(e) == klen &&
-	       memcmp(ht_entry_key(e), key, klen) == 0;
+	return e->hash == h && ht_entry_klen(e) == klen && memcmp(ht_entry_key(e), key, klen) == 0;
 }
 
 /* Build an unpublished entry; the value may be filled later through @valp. */
@@ -274,8 +273,8 @@ static struct ht_entry *e_new(struct ht *ht, uint32_t h, const void *key, size_t
 #define HT_RETIRE_BYTES ((size_t)64 << 10)
 
 struct ht_batch {
-	struct rcu_head rcu;     /* owned by RCU from call_rcu() until freed */
-	struct ht_entry *first;  /* linked through node.pprev */
+	struct rcu_head rcu;	/* owned by RCU from call_rcu() until freed */
+	struct ht_entry *first; /* linked through node.pprev */
 	int poison;
 };
 
@@ -466,10 +465,10 @@ struct loc {
 	struct ht_stripe *s;
 	int state;
 	uint32_t h;
-	struct hlist_head *primary;   /* a head whose path holds every node of h */
-	struct hlist_head *heads[3];  /* the head set (zipped states) */
+	struct hlist_head *primary;  /* a head whose path holds every node of h */
+	struct hlist_head *heads[3]; /* the head set (zipped states) */
 	int nheads;
-	struct ht_entry *e;           /* the entry for the key, or NULL */
+	struct ht_entry *e; /* the entry for the key, or NULL */
 };
 
 /* Fill @l for hash @h.  Context: stripe mutex of @h held. */
@@ -739,7 +738,7 @@ static size_t pow2_at_least(size_t v)
 
 struct ht *ht_new(const struct ht_options *opt)
 {
-	struct ht_options o = { 0 };
+	struct ht_options o = {0};
 	struct ht *ht;
 	unsigned int i;
 	size_t nb;
@@ -951,7 +950,7 @@ int ht_set(struct ht *ht, const void *key, size_t klen, const void *val, size_t 
 {
 	uint32_t h;
 	struct ht_entry *nu = NULL;
-	struct retired r = { NULL };
+	struct retired r = {NULL};
 	struct loc l;
 	int ret = 0, counted = 0;
 
@@ -1002,7 +1001,7 @@ int ht_set(struct ht *ht, const void *key, size_t klen, const void *val, size_t 
 int ht_del(struct ht *ht, const void *key, size_t klen)
 {
 	uint32_t h = (uint32_t)ht_hash(key, klen, ht->seed);
-	struct retired r = { NULL };
+	struct retired r = {NULL};
 	struct loc l;
 	int ret = -ENOENT;
 
@@ -1022,8 +1021,8 @@ int ht_del(struct ht *ht, const void *key, size_t klen)
 static int replace_expire(struct ht *ht, struct loc *l, int64_t x, struct retired *r)
 {
 	struct ht_entry *e = l->e;
-	struct ht_entry *nu = e_new(ht, e->hash, ht_entry_key(e), ht_entry_klen(e),
-				    ht_entry_val(e), e->vlen, x, NULL);
+	struct ht_entry *nu = e_new(ht, e->hash, ht_entry_key(e), ht_entry_klen(e), ht_entry_val(e),
+				    e->vlen, x, NULL);
 
 	if (!nu)
 		return -ENOMEM;
@@ -1037,7 +1036,7 @@ int ht_expire_set(struct ht *ht, const void *key, size_t klen, int64_t expire_ms
 		  unsigned int flags)
 {
 	uint32_t h = (uint32_t)ht_hash(key, klen, ht->seed);
-	struct retired r = { NULL };
+	struct retired r = {NULL};
 	struct loc l;
 	int ret;
 
@@ -1085,7 +1084,7 @@ int ht_expire_get(struct ht *ht, const void *key, size_t klen, int64_t *expire_m
 int ht_expire_clear(struct ht *ht, const void *key, size_t klen)
 {
 	uint32_t h = (uint32_t)ht_hash(key, klen, ht->seed);
-	struct retired r = { NULL };
+	struct retired r = {NULL};
 	struct loc l;
 	int ret;
 
@@ -1133,7 +1132,7 @@ static struct ht_entry *e_with_expire(struct ht *ht, struct ht_entry *nu, int64_
 int ht_rmw(struct ht *ht, const void *key, size_t klen, ht_rmw_fn fn, void *arg)
 {
 	uint32_t h;
-	struct retired r = { NULL };
+	struct retired r = {NULL};
 	struct ht_rmw rm;
 	struct loc l;
 	int ret, counted = 0;
@@ -1271,8 +1270,8 @@ int ht_txn_del(struct ht_txn *tx, size_t i)
 	return 0;
 }
 
-int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens[],
-	   ht_txn_fn fn, void *arg)
+int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens[], ht_txn_fn fn,
+	   void *arg)
 {
 	struct ht_txn tx;
 	uint32_t *st;
@@ -1432,7 +1431,7 @@ size_t ht_sample_rcu(struct ht *ht, const struct ht_entry **out, size_t n, int v
 
 	for (tries = 0; got < n && tries < n * 16 + 64; tries++) {
 		const struct ht_entry *e =
-			bucket_pick(t, (size_t)xorshift(seed) & t->mask, volatile_only, seed);
+		    bucket_pick(t, (size_t)xorshift(seed) & t->mask, volatile_only, seed);
 
 		if (e)
 			out[got++] = e;
@@ -1461,8 +1460,8 @@ static inline uint64_t rev64(uint64_t v)
  * none missed).  Entries are reported only in the bucket their hash selects
  * (a chain being unzipped also holds its partner's nodes).
  */
-static uint64_t scan_step(struct ht *ht, uint64_t v, size_t min_entries, ht_scan_fn fn,
-			  void *arg, int *stop)
+static uint64_t scan_step(struct ht *ht, uint64_t v, size_t min_entries, ht_scan_fn fn, void *arg,
+			  int *stop)
 {
 	struct ht_tbl *t = rcu_dereference(ht->tbl);
 	uint64_t m = t->mask;
@@ -1491,8 +1490,7 @@ static uint64_t scan_step(struct ht *ht, uint64_t v, size_t min_entries, ht_scan
 	return v;
 }
 
-uint64_t ht_scan_rcu(struct ht *ht, uint64_t cursor, size_t min_entries, ht_scan_fn fn,
-		     void *arg)
+uint64_t ht_scan_rcu(struct ht *ht, uint64_t cursor, size_t min_entries, ht_scan_fn fn, void *arg)
 {
 	int stop = 0;
 
@@ -1517,7 +1515,7 @@ int ht_scan_all(struct ht *ht, ht_scan_fn fn, void *arg)
 /* Remove the key of @e if its entry is still the expired one. */
 static int del_if_expired(struct ht *ht, const struct ht_entry *e)
 {
-	struct retired r = { NULL };
+	struct retired r = {NULL};
 	struct loc l;
 	int64_t now = 0;
 	int done = 0;
@@ -1960,7 +1958,8 @@ int ht_validate(struct ht *ht)
 			size_t s = e->hash & (ht->nstripes - 1);
 
 			if ((e->hash & t->mask) != i) {
-				fprintf(stderr, "ht_validate: bucket %zu holds hash %08x\n", i, e->hash);
+				fprintf(stderr, "ht_validate: bucket %zu holds hash %08x\n", i,
+					e->hash);
 				bad++;
 			}
 			if (n->pprev != prev) {
@@ -1983,9 +1982,11 @@ int ht_validate(struct ht *ht)
 
 		if (s->state != S_NORMAL || cnt[i] != atomic_load(&s->count) ||
 		    exp[i] != atomic_load(&s->expires) || bytes[i] != atomic_load(&s->bytes)) {
-			fprintf(stderr, "ht_validate: stripe %zu: counters %zu/%zu/%zu, linked %zu/%zu/%zu\n",
-				i, atomic_load(&s->count), atomic_load(&s->expires),
-				atomic_load(&s->bytes), cnt[i], exp[i], bytes[i]);
+			fprintf(
+			    stderr,
+			    "ht_validate: stripe %zu: counters %zu/%zu/%zu, linked %zu/%zu/%zu\n",
+			    i, atomic_load(&s->count), atomic_load(&s->expires),
+			    atomic_load(&s->bytes), cnt[i], exp[i], bytes[i]);
 			bad++;
 		}
 	}

@@ -84,13 +84,13 @@
  * Immutable after publication except `access`.  Readers use the accessors.
  */
 struct ht_entry {
-	struct hlist_node node;  /* next: RCU-protected; pprev: stripe mutex only,
+	struct hlist_node node;	 /* next: RCU-protected; pprev: stripe mutex only,
 				  * and after unlinking the retired-list link */
-	uint32_t hash;           /* low 32 bits of ht_hash(key); bucket = hash & mask */
+	uint32_t hash;		 /* low 32 bits of ht_hash(key); bucket = hash & mask */
 	_Atomic uint32_t access; /* eviction clock; readers and writers, relaxed */
-	uint32_t klen;           /* key length | HT_E_HAS_EXPIRE */
-	uint32_t vlen;           /* value length */
-	char data[];             /* see above; 8-byte aligned */
+	uint32_t klen;		 /* key length | HT_E_HAS_EXPIRE */
+	uint32_t vlen;		 /* value length */
+	char data[];		 /* see above; 8-byte aligned */
 };
 
 static inline const void *ht_entry_key(const struct ht_entry *e)
@@ -140,12 +140,12 @@ struct ht;
 
 struct ht_options {
 	size_t initial_buckets; /* rounded up to a power of two; 0: the minimum */
-	unsigned int stripes;   /* writer lock stripes, a power of two (0: 256;
+	unsigned int stripes;	/* writer lock stripes, a power of two (0: 256;
 				 * at most 32 in a ThreadSanitizer build);
 				 * also the smallest bucket count */
-	int no_auto_resize;     /* 1: only ht_resize() changes the size */
-	uint64_t seed;          /* hash seed; 0: random per table */
-	int poison_frees;       /* 1: fill entries with 0x6b before freeing (tests) */
+	int no_auto_resize;	/* 1: only ht_resize() changes the size */
+	uint64_t seed;		/* hash seed; 0: random per table */
+	int poison_frees;	/* 1: fill entries with 0x6b before freeing (tests) */
 };
 
 /**
@@ -215,8 +215,8 @@ int ht_exists(struct ht *ht, const void *key, size_t klen);
 /* --- write side ------------------------------------------------------------ */
 
 /* ht_set() flags (Redis SET options). */
-#define HT_SET_NX 0x1u      /* store only if absent */
-#define HT_SET_XX 0x2u      /* store only if present */
+#define HT_SET_NX 0x1u	    /* store only if absent */
+#define HT_SET_XX 0x2u	    /* store only if present */
 #define HT_SET_KEEPTTL 0x4u /* keep the existing expiry; @expire_ms ignored */
 
 /**
@@ -287,8 +287,8 @@ struct ht_rmw {
 	size_t klen;
 };
 
-#define HT_RMW_STORE 0  /* store the value written into ht_rmw_alloc()'s buffer */
-#define HT_RMW_KEEP 1   /* change nothing */
+#define HT_RMW_STORE 0	/* store the value written into ht_rmw_alloc()'s buffer */
+#define HT_RMW_KEEP 1	/* change nothing */
 #define HT_RMW_DELETE 2 /* delete the key */
 
 /**
@@ -326,8 +326,8 @@ typedef int (*ht_txn_fn)(struct ht_txn *tx, void *arg);
  * Return: what @fn returned, -EINVAL (n == 0 or too many keys), -E2BIG.
  */
 #define HT_TXN_MAX_KEYS 65536
-int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens[],
-	   ht_txn_fn fn, void *arg);
+int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens[], ht_txn_fn fn,
+	   void *arg);
 
 /* Inside @fn: the live entry of key @i or NULL.  Valid until @fn returns (and,
  * if the caller is in a read-side section, until it ends). */
@@ -385,8 +385,7 @@ typedef int (*ht_scan_fn)(const struct ht_entry *e, void *arg);
  * Return: the next cursor; 0 when the scan is complete.
  * Guarantee 4: every key present from the first call to the last is reported.
  */
-uint64_t ht_scan_rcu(struct ht *ht, uint64_t cursor, size_t min_entries, ht_scan_fn fn,
-		     void *arg);
+uint64_t ht_scan_rcu(struct ht *ht, uint64_t cursor, size_t min_entries, ht_scan_fn fn, void *arg);
 
 /**
  * ht_scan_all() - walk the whole table (KEYS, snapshots).  Guarantee 4 holds.
@@ -419,16 +418,16 @@ size_t ht_expire_cycle(struct ht *ht, size_t max_samples, size_t max_buckets, si
 int ht_resize(struct ht *ht, size_t nbuckets);
 
 struct ht_stats {
-	size_t count;           /* entries (as ht_count()) */
-	size_t expires;         /* entries with an expiry */
-	size_t buckets;         /* current bucket count */
-	size_t entry_bytes;     /* sum of ht_entry_size() of entries in the table */
-	unsigned long grows;    /* completed grows */
-	unsigned long shrinks;  /* completed shrinks */
+	size_t count;		    /* entries (as ht_count()) */
+	size_t expires;		    /* entries with an expiry */
+	size_t buckets;		    /* current bucket count */
+	size_t entry_bytes;	    /* sum of ht_entry_size() of entries in the table */
+	unsigned long grows;	    /* completed grows */
+	unsigned long shrinks;	    /* completed shrinks */
 	unsigned long unzip_passes; /* grace periods spent unzipping */
-	unsigned long flushes;  /* ht_flush() calls */
-	unsigned long expired;  /* entries removed because they had expired */
-	int resizing;           /* a resize is in progress */
+	unsigned long flushes;	    /* ht_flush() calls */
+	unsigned long expired;	    /* entries removed because they had expired */
+	int resizing;		    /* a resize is in progress */
 };
 
 /* ht_stats() - a snapshot.  Context: any thread. */

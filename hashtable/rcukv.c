@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rcu/rcu.h"
 #include "hashtable/ht.h"
 #include "hashtable/rcukv.h"
+#include "rcu/rcu.h"
 
 #if !defined(RCU_FLAVOR_MEMB)
 #error "librcukv is built with -DRCU_FLAVOR_MEMB"
@@ -30,8 +30,8 @@
 
 struct rcukv {
 	struct ht *ht;
-	size_t max_memory; /* immutable */
-	int64_t t0;        /* ht_now_ms() at open; immutable */
+	size_t max_memory;     /* immutable */
+	int64_t t0;	       /* ht_now_ms() at open; immutable */
 	_Atomic uint64_t seed; /* sampling PRNG seed; relaxed, races are harmless */
 };
 
@@ -45,7 +45,7 @@ static inline void enter(void)
 
 rcukv *rcukv_open(const struct rcukv_options *opt)
 {
-	struct ht_options o = { 0 };
+	struct ht_options o = {0};
 	rcukv *kv = calloc(1, sizeof(*kv));
 
 	if (!kv) {
@@ -233,7 +233,7 @@ static int incr_cb(struct ht_rmw *r, void *arg)
 
 int rcukv_incr(rcukv *kv, const void *key, size_t klen, long long by, long long *result)
 {
-	struct incr_ctx c = { by, 0 };
+	struct incr_ctx c = {by, 0};
 	int rc;
 
 	enter();
@@ -259,7 +259,7 @@ static int iter_cb(const struct ht_entry *e, void *arg)
 
 int rcukv_iterate(rcukv *kv, rcukv_iter_fn fn, void *arg)
 {
-	struct iter_ctx c = { fn, arg };
+	struct iter_ctx c = {fn, arg};
 
 	enter();
 	return ht_scan_all(kv->ht, iter_cb, &c);

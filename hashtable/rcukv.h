@@ -109,8 +109,7 @@ long long rcukv_ttl(rcukv *kv, const void *key, size_t klen);
 int rcukv_incr(rcukv *kv, const void *key, size_t klen, long long by, long long *result);
 
 /* Iteration callback; return 0 to continue, non-zero to stop. */
-typedef int (*rcukv_iter_fn)(const void *key, size_t klen, const void *val, size_t vlen,
-			     void *arg);
+typedef int (*rcukv_iter_fn)(const void *key, size_t klen, const void *val, size_t vlen, void *arg);
 
 /**
  * rcukv_iterate() - call @fn for each entry.  Every entry present for the

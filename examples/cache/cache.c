@@ -84,7 +84,7 @@ int main(void)
 	pthread_t th[THREADS];
 	struct worker w[THREADS];
 	unsigned long hits = 0, misses = 0, wrong = 0;
-	struct rcukv_options opt = { .initial_size = 1024 };
+	struct rcukv_options opt = {.initial_size = 1024};
 	void *val;
 	size_t vl, users = 0;
 	long long n;
@@ -94,7 +94,7 @@ int main(void)
 	if (!cache)
 		return 1;
 	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){ .seed = (unsigned int)i * 7 + 1 };
+		w[i] = (struct worker){.seed = (unsigned int)i * 7 + 1};
 		pthread_create(&th[i], NULL, work, &w[i]);
 	}
 	for (int i = 0; i < THREADS; i++) {
@@ -103,12 +103,15 @@ int main(void)
 		misses += w[i].misses;
 		wrong += w[i].wrong;
 	}
-	printf("%d threads: %lu hits, %lu misses, %lu wrong values\n", THREADS, hits, misses, wrong);
+	printf("%d threads: %lu hits, %lu misses, %lu wrong values\n", THREADS, hits, misses,
+	       wrong);
 	check(wrong == 0, "every cached value is the backend's");
 	check(misses >= KEYS && hits > misses, "cache-aside: one miss per key or a few more");
-	check(rcukv_iterate(cache, count_users, &users) == 0 && users == KEYS, "iterate sees every key");
+	check(rcukv_iterate(cache, count_users, &users) == 0 && users == KEYS,
+	      "iterate sees every key");
 	if (rcukv_get(cache, "requests", 8, &val, &vl) == 0) {
-		check(atoll(val) == (long long)THREADS * (LOOKUPS / 1000) * 1000 && vl == strlen(val),
+		check(atoll(val) == (long long)THREADS * (LOOKUPS / 1000) * 1000 &&
+			  vl == strlen(val),
 		      "counter via rcukv_incr, no update lost");
 		rcukv_free(val);
 	} else {
@@ -126,7 +129,8 @@ int main(void)
 	      "expire on an existing key");
 	check(rcukv_expire(cache, "user:2", 6, 0) == 0 && rcukv_ttl(cache, "user:2", 6) == -1,
 	      "expire 0 removes the TTL");
-	check(rcukv_del(cache, "user:3", 6) == 0 && rcukv_del(cache, "user:3", 6) == -ENOENT, "del");
+	check(rcukv_del(cache, "user:3", 6) == 0 && rcukv_del(cache, "user:3", 6) == -ENOENT,
+	      "del");
 	check(rcukv_clear(cache) == 0 && rcukv_count(cache) == 0, "clear");
 	rcukv_close(cache);
 
@@ -137,11 +141,14 @@ int main(void)
 		char key[32], v[100];
 
 		memset(v, 'x', sizeof(v));
-		if (rcukv_set(cache, key, (size_t)snprintf(key, sizeof(key), "k%d", i), v, sizeof(v), 0))
+		if (rcukv_set(cache, key, (size_t)snprintf(key, sizeof(key), "k%d", i), v,
+			      sizeof(v), 0))
 			break;
 	}
-	printf("max_memory 65536: %zu entries, %zu bytes\n", rcukv_count(cache), rcukv_memory(cache));
-	check(rcukv_memory(cache) <= opt.max_memory && rcukv_count(cache) > 100, "stays under max_memory");
+	printf("max_memory 65536: %zu entries, %zu bytes\n", rcukv_count(cache),
+	       rcukv_memory(cache));
+	check(rcukv_memory(cache) <= opt.max_memory && rcukv_count(cache) > 100,
+	      "stays under max_memory");
 	check(rcukv_exists(cache, "k19999", 6) == 1, "the newest entry survives eviction");
 	rcukv_close(cache);
 	printf("%d passed, %d failed\n", passed, failed);

@@ -16,15 +16,17 @@
 
 #include <cmocka.h>
 
-#include "rcu/rcu.h"
 #include "hashtable/ht.h"
+#include "rcu/rcu.h"
 
 #define S(x) x, strlen(x)
 
 static struct ht *mk(size_t initial, int autoresize)
 {
-	struct ht_options o = { .initial_buckets = initial, .stripes = 16,
-				.no_auto_resize = !autoresize, .poison_frees = 1 };
+	struct ht_options o = {.initial_buckets = initial,
+			       .stripes = 16,
+			       .no_auto_resize = !autoresize,
+			       .poison_frees = 1};
 	struct ht *ht = ht_new(&o);
 
 	assert_non_null(ht);
@@ -205,8 +207,11 @@ static void test_expire_cycle(void **st)
 		snprintf(k, sizeof(k), "k%zu", i);
 		/* a third expired, a third with a future expiry, a third without */
 		assert_int_equal(ht_set(ht, k, strlen(k), "v", 1,
-					i % 3 == 0 ? now - 10 : i % 3 == 1 ? now + 3600000 : 0,
-					0, NULL), 0);
+					i % 3 == 0   ? now - 10
+					: i % 3 == 1 ? now + 3600000
+						     : 0,
+					0, NULL),
+				 0);
 	}
 	assert_int_equal(ht_count_expires(ht), 200);
 	for (i = 0; i < 100 && total < 100; i++) {
@@ -284,7 +289,7 @@ static int set_expire_fn(struct ht_rmw *r, void *arg)
 static void test_rmw(void **st)
 {
 	struct ht *ht = mk(0, 1);
-	struct incr_arg ia = { 5, 0 };
+	struct incr_arg ia = {5, 0};
 	int64_t x, far = ht_now_ms() + 3600000;
 	char buf[32];
 	int code;
@@ -379,8 +384,8 @@ static void test_txn(void **st)
 	assert_int_equal(ht_txn(ht, 0, keys, klens, msetnx_fn, &n), -EINVAL);
 	/* rename with expiry; then onto itself (duplicate keys allowed) */
 	assert_int_equal(ht_set(ht, S("src"), S("val"), far, 0, NULL), 0);
-	const void *rk[2] = { "src", "dst" };
-	size_t rl[2] = { 3, 3 };
+	const void *rk[2] = {"src", "dst"};
+	size_t rl[2] = {3, 3};
 	assert_int_equal(ht_txn(ht, 2, rk, rl, rename_fn, NULL), 0);
 	assert_int_equal(ht_exists(ht, S("src")), 0);
 	assert_int_equal(getstr(ht, "dst", buf, sizeof(buf)), 3);
@@ -400,8 +405,9 @@ static void test_flush(void **st)
 	(void)st;
 	for (i = 0; i < 2000; i++) {
 		snprintf(k, sizeof(k), "f%zu", i);
-		assert_int_equal(ht_set(ht, k, strlen(k), k, strlen(k), i & 1 ? ht_now_ms() + 99999 : 0,
-					0, NULL), 0);
+		assert_int_equal(ht_set(ht, k, strlen(k), k, strlen(k),
+					i & 1 ? ht_now_ms() + 99999 : 0, 0, NULL),
+				 0);
 	}
 	assert_int_equal(ht_count(ht), 2000);
 	assert_int_equal(ht_count_expires(ht), 1000);
@@ -554,7 +560,7 @@ static void test_scan(void **st)
  * resize between every two steps) still reports every key. */
 static void test_scan_across_resize(void **st)
 {
-	static const size_t sizes[] = { 4096, 16, 64, 8192, 32, 1024, 16, 256 };
+	static const size_t sizes[] = {4096, 16, 64, 8192, 32, 1024, 16, 256};
 	struct ht *ht = mk(0, 0);
 	size_t n = 2000, i, dups = 0;
 	unsigned char *seen = calloc(n, 1);
@@ -635,19 +641,19 @@ static void test_clock_and_stats(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_basic),
-		cmocka_unit_test(test_set_options),
-		cmocka_unit_test(test_expiry),
-		cmocka_unit_test(test_expire_cycle),
-		cmocka_unit_test(test_rmw),
-		cmocka_unit_test(test_txn),
-		cmocka_unit_test(test_flush),
-		cmocka_unit_test(test_resize),
-		cmocka_unit_test(test_auto_resize),
-		cmocka_unit_test(test_scan),
-		cmocka_unit_test(test_scan_across_resize),
-		cmocka_unit_test(test_random_sample),
-		cmocka_unit_test(test_clock_and_stats),
+	    cmocka_unit_test(test_basic),
+	    cmocka_unit_test(test_set_options),
+	    cmocka_unit_test(test_expiry),
+	    cmocka_unit_test(test_expire_cycle),
+	    cmocka_unit_test(test_rmw),
+	    cmocka_unit_test(test_txn),
+	    cmocka_unit_test(test_flush),
+	    cmocka_unit_test(test_resize),
+	    cmocka_unit_test(test_auto_resize),
+	    cmocka_unit_test(test_scan),
+	    cmocka_unit_test(test_scan_across_resize),
+	    cmocka_unit_test(test_random_sample),
+	    cmocka_unit_test(test_clock_and_stats),
 	};
 	int n = (int)(sizeof(tests) / sizeof(tests[0])), failed;
 

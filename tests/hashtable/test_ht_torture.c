@@ -28,8 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rcu/rcu.h"
 #include "hashtable/ht.h"
+#include "rcu/rcu.h"
 
 #define N_STABLE 1024
 #define N_VOLATILE 3072
@@ -41,13 +41,13 @@ static struct ht *ht;
 static _Atomic int stop;
 static _Atomic unsigned long errors;
 static _Atomic unsigned long n_lookups, n_found, n_updates, n_deletes, n_rmw, n_txn, n_scans,
-	n_exp_set, n_scan_steps;
+    n_exp_set, n_scan_steps;
 static int passed, failed;
 
-#define FAIL(...)                                                   \
-	do {                                                        \
-		if (atomic_fetch_add(&errors, 1) < 20)              \
-			fprintf(stderr, "torture: " __VA_ARGS__);  \
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		if (atomic_fetch_add(&errors, 1) < 20)                                             \
+			fprintf(stderr, "torture: " __VA_ARGS__);                                  \
 	} while (0)
 
 struct val_hdr {
@@ -59,7 +59,8 @@ struct val_hdr {
 
 static uint64_t mix3(uint64_t a, uint64_t b, uint64_t c)
 {
-	uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
+	uint64_t h =
+	    a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
 
 	h ^= c * 0x165667b19e3779f9ULL;
 	h ^= h >> 31;
@@ -74,7 +75,7 @@ static size_t keyname(char *buf, uint32_t k)
 /* Build the value written for key @k: header + (seq % 61) pattern bytes. */
 static size_t mkval(unsigned char *buf, uint32_t k, uint32_t tag, uint64_t seq)
 {
-	struct val_hdr h = { k, tag, seq, mix3(k, tag, seq) };
+	struct val_hdr h = {k, tag, seq, mix3(k, tag, seq)};
 	size_t pad = seq % 61, i;
 
 	memcpy(buf, &h, sizeof(h));
@@ -160,7 +161,8 @@ static void *reader(void *arg)
 				r = ht_get(ht, name, kl, buf, sizeof(buf), NULL);
 				if (r >= 0) {
 					fd++;
-					if (r > (long long)sizeof(buf) || !checkval(buf, (size_t)r, k))
+					if (r > (long long)sizeof(buf) ||
+					    !checkval(buf, (size_t)r, k))
 						FAIL("get: key %u: bad value\n", k);
 				} else if (k < N_STABLE) {
 					FAIL("get missed stable key %u\n", k);
@@ -186,8 +188,11 @@ static void *reader(void *arg)
 			} else {
 				memcpy(kb, ht_entry_key(re), kl);
 				kb[kl] = 0;
-				check_entry(re, (uint32_t)strtoul(strchr(kb, ':') ? strchr(kb, ':') + 1 : kb, NULL, 10),
-					    "random");
+				check_entry(
+				    re,
+				    (uint32_t)strtoul(strchr(kb, ':') ? strchr(kb, ':') + 1 : kb,
+						      NULL, 10),
+				    "random");
 			}
 		}
 		rcu_read_unlock();
@@ -283,7 +288,7 @@ static void *writer(void *arg)
 				up++;
 				break;
 			case 2: {
-				struct rmw_arg a = { k, tag, seq++ };
+				struct rmw_arg a = {k, tag, seq++};
 
 				rc = ht_rmw(ht, name, kl, rmw_fn, &a);
 				if (rc != HT_RMW_STORE)
@@ -292,11 +297,13 @@ static void *writer(void *arg)
 				break;
 			}
 			case 3: {
-				struct txn_arg a = { { k, (uint32_t)(rnd(&s) % N_KEYS),
-						       (uint32_t)(rnd(&s) % N_KEYS) }, tag, seq };
-				const void *keys[3] = { n1, n2, n3 };
-				size_t kls[3] = { keyname(n1, a.k[0]), keyname(n2, a.k[1]),
-						  keyname(n3, a.k[2]) };
+				struct txn_arg a = {
+				    {k, (uint32_t)(rnd(&s) % N_KEYS), (uint32_t)(rnd(&s) % N_KEYS)},
+				    tag,
+				    seq};
+				const void *keys[3] = {n1, n2, n3};
+				size_t kls[3] = {keyname(n1, a.k[0]), keyname(n2, a.k[1]),
+						 keyname(n3, a.k[2])};
 
 				seq += 3;
 				rc = ht_txn(ht, 3, keys, kls, txn_fn, &a);
@@ -375,7 +382,7 @@ static void *expirer(void *arg)
 
 static void *resizer(void *arg)
 {
-	static const size_t sizes[] = { 2048, 512, 4096, 1024, 8192, 256 };
+	static const size_t sizes[] = {2048, 512, 4096, 1024, 8192, 256};
 	unsigned int i = 0;
 
 	(void)arg;
@@ -477,8 +484,8 @@ static void check(int ok, const char *what)
 
 int main(void)
 {
-	struct ht_options o = { .initial_buckets = 1024, .stripes = 16, .poison_frees = 1,
-				.no_auto_resize = 1 };
+	struct ht_options o = {
+	    .initial_buckets = 1024, .stripes = 16, .poison_frees = 1, .no_auto_resize = 1};
 	pthread_t th[N_READERS + N_WRITERS + 3];
 	unsigned char buf[256];
 	char name[32];
@@ -509,13 +516,13 @@ int main(void)
 	pthread_create(&th[nt++], NULL, scanner, NULL);
 	rcu_thread_offline();
 	{
-		struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+		struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
 
 		nanosleep(&ts, NULL);
 		/* Slow builds (sanitizers): run on until the resizer has done
 		 * two grows and two shrinks, for at most 5 times as long. */
 		for (i = 0; i < (int)(secs * 40); i++) {
-			struct timespec t100 = { 0, 100 * 1000 * 1000 };
+			struct timespec t100 = {0, 100 * 1000 * 1000};
 
 			ht_stats(ht, &hs);
 			if (hs.grows >= 2 && hs.shrinks >= 2)
@@ -530,14 +537,16 @@ int main(void)
 	rcu_get_stats(&rs1);
 	ht_stats(ht, &hs);
 
-	printf("flavor %s, %.1f s: lookups %lu (found %lu), sets %lu, rmw %lu, txn %lu, deletes %lu, "
-	       "expiry ops %lu, scans %lu (%lu steps), grows %lu, shrinks %lu, unzip passes %lu, "
-	       "expired %lu, grace periods %lu, callbacks %lu, callback backlog hwm %lu\n",
-	       RCU_FLAVOR_NAME, secs, n_lookups, n_found, n_updates, n_rmw, n_txn, n_deletes,
-	       n_exp_set, n_scans, n_scan_steps, hs.grows, hs.shrinks, hs.unzip_passes, hs.expired,
-	       rs1.gp_completed - rs0.gp_completed, rs1.cb_invoked - rs0.cb_invoked,
-	       rs1.cb_pending_hwm);
-	check(atomic_load(&errors) == 0, "every value seen was written for its key; no stable key missed");
+	printf(
+	    "flavor %s, %.1f s: lookups %lu (found %lu), sets %lu, rmw %lu, txn %lu, deletes %lu, "
+	    "expiry ops %lu, scans %lu (%lu steps), grows %lu, shrinks %lu, unzip passes %lu, "
+	    "expired %lu, grace periods %lu, callbacks %lu, callback backlog hwm %lu\n",
+	    RCU_FLAVOR_NAME, secs, n_lookups, n_found, n_updates, n_rmw, n_txn, n_deletes,
+	    n_exp_set, n_scans, n_scan_steps, hs.grows, hs.shrinks, hs.unzip_passes, hs.expired,
+	    rs1.gp_completed - rs0.gp_completed, rs1.cb_invoked - rs0.cb_invoked,
+	    rs1.cb_pending_hwm);
+	check(atomic_load(&errors) == 0,
+	      "every value seen was written for its key; no stable key missed");
 	/* every stable key still there and well-formed */
 	{
 		int bad = 0;
@@ -552,7 +561,8 @@ int main(void)
 		check(bad == 0, "all stable keys present at the end");
 	}
 	check(ht_validate(ht) == 0, "ht_validate after the run");
-	check(hs.grows >= 2 && hs.shrinks >= 2 && hs.unzip_passes >= 2, "resizes exercised (>= 2 grows, 2 shrinks)");
+	check(hs.grows >= 2 && hs.shrinks >= 2 && hs.unzip_passes >= 2,
+	      "resizes exercised (>= 2 grows, 2 shrinks)");
 	check(n_updates >= 1000 && n_deletes >= 100 && n_rmw >= 100 && n_txn >= 100,
 	      "updates, deletes, rmw and txn exercised");
 	check(n_lookups >= 10000 && n_scans >= 2, "lookups and scans exercised");

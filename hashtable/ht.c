@@ -226,7 +226,9 @@ static inline int e_expired(const struct ht_entry *e, int64_t *now)
 
 static inline int e_match(const struct ht_entry *e, uint32_t h, const void *key, size_t klen)
 {
-	return e->hash == h && ht_entry_klen(e) == klen && memcmp(ht_entry_key(e), key, klen) == 0;
+	/* klen 0: the key may be NULL, which memcmp() must not see. */
+	return e->hash == h && ht_entry_klen(e) == klen &&
+	       (klen == 0 || memcmp(ht_entry_key(e), key, klen) == 0);
 }
 
 /* Build an unpublished entry; the value may be filled later through @valp. */
@@ -250,7 +252,8 @@ static struct ht_entry *e_new(struct ht *ht, uint32_t h, const void *key, size_t
 		memcpy(p, &expire_ms, 8);
 		p += 8;
 	}
-	memcpy(p, key, klen);
+	if (klen)
+		memcpy(p, key, klen);
 	p += klen;
 	if (val && vlen)
 		memcpy(p, val, vlen);
@@ -867,7 +870,7 @@ static const struct ht_entry *find_rcu(struct ht *ht, uint32_t h, const void *ke
 		const struct ht_entry *e = node_entry(n);
 
 		if (e->hash == h && ht_entry_klen(e) == klen &&
-		    memcmp(ht_entry_key(e), key, klen) == 0) {
+		    (klen == 0 || memcmp(ht_entry_key(e), key, klen) == 0)) {
 			int64_t now = 0;
 
 			if (RCU_UNLIKELY(e_expired(e, &now)))

@@ -86,6 +86,12 @@ static void test_basic(void **st)
 	assert_int_equal(ht_get(ht, "", 0, buf, sizeof(buf), NULL), 5);
 	assert_int_equal(ht_get(ht, "a", 1, buf, sizeof(buf), NULL), -ENOENT);
 	assert_int_equal(ht_count(ht), 3);
+	/* NULL with length 0 is the empty key / empty value */
+	assert_int_equal(ht_set(ht, NULL, 0, NULL, 0, 0, 0, NULL), 0);
+	assert_int_equal(ht_get(ht, NULL, 0, NULL, 0, NULL), 0);
+	assert_int_equal(ht_del(ht, NULL, 0), 0);
+	assert_int_equal(ht_exists(ht, "", 0), 0);
+	assert_int_equal(ht_set(ht, "", 0, "empty", 5, 0, 0, NULL), 0);
 	/* too long: rejected before the key is read */
 	assert_int_equal(ht_set(ht, "k", HT_MAX_KEY_LEN + 1, "v", 1, 0, 0, NULL), -E2BIG);
 	assert_int_equal(ht_set(ht, "k", 1, "v", HT_MAX_VAL_LEN + 1, 0, 0, NULL), -E2BIG);

@@ -9,7 +9,11 @@
  * value type the reader must parse or skip; a flip-each-byte and
  * truncate-at-each-offset sweep plus random corruption and absurd lengths;
  * a save under RLIMIT_FSIZE (disk full) and a failing iterator, both of which
- * must keep the old file.  Ends with "N passed, M failed".
+ * must keep the old file, and a save killed by SIGKILL part way; a file
+ * written by redis-server 7.0.15 (tests/server/rdb-corpus/, every type and
+ * encoding it writes) loaded, skipped, and swept with flipped bytes and
+ * truncations.  Run from the repository root (or set RDB_CORPUS to the
+ * corpus folder).  Ends with "N passed, M failed".
  *
  * Tool modes, used by tests/server/rdb_redis.sh:
  *   test_rdb write FILE BASE_MS [compress] [checksum] [small]
@@ -1030,6 +1034,68 @@ static void test_corruption(void)
 	}
 }
 
+/* The checked-in file from redis-server 7.0.15 (tests/server/rdb_corpus_gen.sh). */
+static void test_redis_corpus(void)
+{
+	const char *dir = getenv("RDB_CORPUS") ? getenv("RDB_CORPUS") : "tests/server/rdb-corpus";
+	char path[400], mpath[300], err[512];
+	struct collect c;
+	struct rdb_load_cbs cb = { .string_kv = collect_kv, .arg = &c };
+	struct rdb_load_opts o = { .skip_unsupported = true };
+	struct rdb_load_stats st;
+	unsigned char *orig, *m;
+	size_t n;
+	long accepted = 0, no_offset = 0, trunc_ok = 0;
+	int r, fd;
+
+	snprintf(path, sizeof(path), "%s/redis-7.0.15-types.rdb", dir);
+	orig = read_all(path, &n);
+	CHECK(orig != NULL, "fixture %s present (run from the repository root)", path);
+	if (!orig)
+		return;
+	r = rdb_load_file(path, NULL, NULL, &st, err, sizeof(err));
+	CHECK(r == -ENOTSUP && strstr(err, "is a "), "redis file without skip: %s", err);
+	memset(&c, 0, sizeof(c));
+	r = rdb_load_file(path, &cb, &o, &st, err, sizeof(err));
+	CHECK(r == 0 && st.keys == 5 && st.skipped[RDB_KIND_LIST] == 2 &&
+	      st.skipped[RDB_KIND_SET] == 3 && st.skipped[RDB_KIND_ZSET] == 2 &&
+	      st.skipped[RDB_KIND_HASH] == 2 && st.skipped[RDB_KIND_STREAM] == 1 &&
+	      st.functions == 1 && st.checksum_verified,
+	      "redis file with skip: %d %s (%llu keys)", r, err, (unsigned long long)st.keys);
+	CHECK(c.db == 2 && strcmp(c.last_key, "db2:key") == 0 && strcmp(c.last_val, "in-db-2") == 0,
+	      "last key in db 2: %s", c.last_key);
+
+	m = malloc(n);
+	path_in(mpath, sizeof(mpath), "mut.rdb");
+	fd = open(mpath, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(m, orig, n);
+		m[i] ^= 0xFF;
+		r = load_bytes_fd(fd, m, n, true, err, sizeof(err));
+		if (r == 0)
+			accepted++;
+		else if (!strstr(err, "offset "))
+			no_offset++;
+		/* Without the checksum the parser meets the damage itself. */
+		{
+			struct rdb_load_opts oi = { .skip_unsupported = true, .ignore_checksum = true };
+
+			lseek(fd, 0, SEEK_SET);
+			rdb_load_fd(fd, NULL, &oi, NULL, err, sizeof(err));
+		}
+	}
+	CHECK(accepted == 0 && no_offset == 0,
+	      "redis file: every flipped byte rejected with an offset (%ld accepted, %ld without offset)",
+	      accepted, no_offset);
+	for (size_t i = 0; i < n; i++)
+		if (load_bytes_fd(fd, orig, i, true, err, sizeof(err)) == 0)
+			trunc_ok++;
+	CHECK(trunc_ok == 0, "redis file: every truncation rejected (%ld accepted)", trunc_ok);
+	close(fd);
+	free(m);
+	free(orig);
+}
+
 /* ------------------------------------------------------------ disk full */
 
 static int fail_next(void *arg, struct rdb_item *it)
@@ -1044,6 +1110,16 @@ static int fail_next(void *arg, struct rdb_item *it)
 	it->vlen = 1;
 	it->expire_ms = -1;
 	return 1;
+}
+
+/* Dies by SIGKILL after 1000 keys (more than one 64 KiB buffer flushed). */
+static int crash_next(void *arg, struct rdb_item *it)
+{
+	struct set *s = arg;
+
+	if (s->pos == 1000)
+		raise(SIGKILL);
+	return set_next(arg, it);
 }
 
 static bool old_file_intact(const char *path, struct set *old)
@@ -1095,6 +1171,27 @@ static void test_disk_full(void)
 	      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	CHECK(old_file_intact(path, &old), "old dump intact after EFBIG");
 	CHECK(no_temp_files(), "temporary file removed after EFBIG");
+	/* A crash (SIGKILL) part way through a save, after several flushes. */
+	pid = fork();
+	if (pid == 0) {
+		struct rdb_source src = { crash_next, NULL, &big };
+
+		big.pos = 0;
+		rdb_save_file(NULL, path, NULL, &src, NULL);
+		_exit(3);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
+	      WTERMSIG(status) == SIGKILL, "child killed mid-save");
+	CHECK(old_file_intact(path, &old), "old dump intact after kill -9 mid-save");
+	{
+		char tmpf[400];
+		struct stat sb;
+
+		snprintf(tmpf, sizeof(tmpf), "%s.tmp-%ld", path, (long)pid);
+		CHECK(stat(tmpf, &sb) == 0 && sb.st_size > 64 * 1024,
+		      "the killed save had written part of its temporary file");
+		unlink(tmpf);
+	}
 	/* The iterator gives up part way. */
 	{
 		struct rdb_source src = { fail_next, NULL, &n };
@@ -1369,6 +1466,7 @@ int main(int argc, char **argv)
 	test_multi_db();
 	test_opcodes_and_types();
 	test_corruption();
+	test_redis_corpus();
 	test_disk_full();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)

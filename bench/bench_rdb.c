@@ -11,16 +11,30 @@
  *   BENCH rdb.save_lzf.rcukv    keys/s   checksum on, compression on
  *   BENCH rdb.load.rcukv        keys/s   CRC64 verified
  *   BENCH rdb.file_size.rcukv   bytes
- * The format layer alone: no hash table, no server.  Not a test: asserts
- * nothing about time.
+ * The format layer alone: no hash table, no server.
+ *
+ * For scale, when redis-server is installed, the same file through
+ * redis-server 7 (loopback port 7300-7349, --dir a temp dir, stopped by its
+ * PID): its start-up load time from its log ("DB loaded from disk") and the
+ * round trip of SAVE (rdbcompression and rdbchecksum on, as save_lzf):
+ *   BENCH rdb.load.redis        keys/s   includes building its dict
+ *   BENCH rdb.save.redis        keys/s   includes walking its dict
+ * Not side by side work (Redis builds and walks a table, this layer does
+ * not), so no RATIO line: the server's end-to-end ratio belongs to
+ * `make bench-persistence`.  Not a test: asserts nothing about time.
  */
 #include "server/rdb.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,6 +117,159 @@ static double median(double *v)
 	return v[RUNS / 2];
 }
 
+/* ------------------------------------------------ redis-server reference */
+
+static int redis_connect(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* Sends an inline command, reads the first reply line into out. */
+static int redis_cmd(int port, const char *cmd, char *out, size_t outlen)
+{
+	int fd = redis_connect(port);
+	size_t o = 0;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd)) {
+		close(fd);
+		return -1;
+	}
+	while (o + 1 < outlen) {
+		ssize_t r = read(fd, out + o, 1);
+
+		if (r <= 0 || out[o] == '\n')
+			break;
+		o++;
+	}
+	out[o] = '\0';
+	close(fd);
+	return 0;
+}
+
+/* Starts redis-server loading dir/dump.rdb; returns its pid, port in *port. */
+static pid_t redis_start(const char *dir, int *port)
+{
+	char line[256], log[600];
+
+	for (int p = 7300; p < 7350; p++) {
+		pid_t pid;
+		int fd = redis_connect(p);
+
+		if (fd >= 0) {          /* taken */
+			close(fd);
+			continue;
+		}
+		snprintf(log, sizeof(log), "%s/redis.log", dir);
+		unlink(log);
+		pid = fork();
+		if (pid == 0) {
+			char ps[16];
+
+			snprintf(ps, sizeof(ps), "%d", p);
+			execlp("redis-server", "redis-server", "--port", ps, "--bind", "127.0.0.1",
+			       "--dir", dir, "--dbfilename", "dump.rdb", "--save", "",
+			       "--appendonly", "no", "--logfile", log, (char *)NULL);
+			_exit(127);
+		}
+		if (pid < 0)
+			return -1;
+		for (int i = 0; i < 600; i++) {    /* up to 60 s to load */
+			int st;
+
+			if (waitpid(pid, &st, WNOHANG) == pid)
+				break;
+			if (redis_cmd(p, "PING\r\n", line, sizeof(line)) == 0 &&
+			    strncmp(line, "+PONG", 5) == 0) {
+				*port = p;
+				return pid;
+			}
+			usleep(100 * 1000);
+		}
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return -1;
+}
+
+static void redis_stop(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+/* Seconds from the "DB loaded from disk: X seconds" log line, or -1. */
+static double redis_load_secs(const char *dir)
+{
+	char log[600], line[1024];
+	double secs = -1;
+	FILE *f;
+
+	snprintf(log, sizeof(log), "%s/redis.log", dir);
+	f = fopen(log, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "DB loaded from disk: ");
+
+		if (p)
+			secs = atof(p + strlen("DB loaded from disk: "));
+	}
+	fclose(f);
+	return secs;
+}
+
+static void bench_redis(const char *file, size_t n)
+{
+	char dir[] = "/tmp/bench_rdb_redis.XXXXXX", dst[600], cmd[1300], line[256];
+	double load[RUNS], save[RUNS];
+	int port = 0;
+
+	if (system("command -v redis-server >/dev/null 2>&1") != 0) {
+		printf("bench_rdb: redis-server not installed, no reference figures\n");
+		return;
+	}
+	if (!mkdtemp(dir))
+		return;
+	snprintf(dst, sizeof(dst), "%s/dump.rdb", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", file, dst);
+	if (system(cmd) != 0)
+		goto out;
+	for (int r = 0; r < RUNS; r++) {
+		pid_t pid = redis_start(dir, &port);
+		double secs = redis_load_secs(dir), t;
+
+		if (pid < 0 || secs <= 0) {
+			printf("bench_rdb: redis-server did not load the file (see %s)\n", dir);
+			if (pid > 0)
+				redis_stop(pid);
+			return;
+		}
+		load[r] = (double)n / secs;
+		t = now_s();
+		redis_cmd(port, "SAVE\r\n", line, sizeof(line));
+		t = now_s() - t;
+		save[r] = strncmp(line, "+OK", 3) == 0 ? (double)n / t : 0;
+		redis_stop(pid);
+	}
+	printf("BENCH rdb.load.redis %.0f keys/s\n", median(load));
+	printf("BENCH rdb.save.redis %.0f keys/s\n", median(save));
+out:
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
 int main(void)
 {
 	const char *q = getenv("BENCH_QUICK"), *td = getenv("TMPDIR");
@@ -145,10 +312,12 @@ int main(void)
 	}
 	if (stat(path, &sb) != 0)
 		sb.st_size = 0;
-	unlink(path);
 	printf("BENCH rdb.save.rcukv %.0f keys/s\n", median(save));
 	printf("BENCH rdb.save_lzf.rcukv %.0f keys/s\n", median(lzf));
 	printf("BENCH rdb.load.rcukv %.0f keys/s\n", median(load));
 	printf("BENCH rdb.file_size.rcukv %lld bytes\n", (long long)sb.st_size);
+	fflush(stdout);
+	bench_redis(path, n);
+	unlink(path);
 	return 0;
 }

@@ -115,7 +115,9 @@ void cli_buf_repr(struct cli_buf *b, const char *p, size_t n)
  * Terminal form.  An aggregate numbers its entries "1) ", sets "1~ ", maps
  * "1# key => value"; the numbers are right-aligned to the widest index, and
  * a nested aggregate starts on its parent's line and indents its later
- * lines by the parent's prefix plus the index width plus two.
+ * lines by the parent's prefix plus the index width plus two.  Exception: a
+ * map value whose form takes several lines starts on the next line, at that
+ * indentation.
  */
 static void format_tty(struct cli_buf *b, const struct cli_reply *r, const char *prefix)
 {
@@ -185,7 +187,16 @@ static void format_tty(struct cli_buf *b, const struct cli_reply *r, const char 
 		if (step == 2) {
 			b->len--; /* drop the key's newline */
 			cli_buf_addstr(b, " => ");
-			format_tty(b, r->element[i + 1], sub);
+			/* A value that takes several lines starts on the next one, indented. */
+			struct cli_buf v = {0};
+			format_tty(&v, r->element[i + 1], sub);
+			if (v.len && memchr(v.p, '\n', v.len - 1)) {
+				cli_buf_addstr(b, "\n");
+				cli_buf_addstr(b, sub);
+			}
+			if (v.len)
+				cli_buf_add(b, v.p, v.len);
+			free(v.p);
 		}
 	}
 	free(sub);

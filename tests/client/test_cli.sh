@@ -94,6 +94,10 @@ for proto in -2 -3; do
 	same "resp$p nil in array" $proto hmget h f1 nofield f2
 	same "resp$p multiline" $proto echo "two
 lines"
+	same "resp$p deep nesting (command info)" $proto command info get set
+	same "resp$p nested maps (command docs)" $proto command docs get
+	same "resp$p stream info" $proto xinfo stream xs
+	same "resp$p map values on one or several lines" $proto eval "return {map={a={1}, b={1,2}, c={}, d={map={x=1}}, e={set={y=true}}, f={map={x=1,y=2}}, g={set={y=true,z=true}}, h={{1,2}}, i={map={x={1,2}}}}}" 0
 done
 
 if [ "$(R debug protocol string 2>/dev/null)" = "Hello World" ]; then

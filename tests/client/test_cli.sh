@@ -97,6 +97,7 @@ lines"
 	same "resp$p deep nesting (command info)" $proto command info get set
 	same "resp$p nested maps (command docs)" $proto command docs get
 	same "resp$p stream info" $proto xinfo stream xs
+	same "resp$p lua double and verbatim" $proto eval "return {{double=3.5}, {double=-0.25}, {verbatim_string={format='txt', string='v\nw'}}}" 0
 	same "resp$p map values on one or several lines" $proto eval "return {map={a={1}, b={1,2}, c={}, d={map={x=1}}, e={set={y=true}}, f={map={x=1,y=2}}, g={set={y=true,z=true}}, h={{1,2}}, i={map={x={1,2}}}}}" 0
 done
 

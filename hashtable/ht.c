@@ -1583,6 +1583,24 @@ size_t ht_expire_cycle(struct ht *ht, size_t max_samples, size_t max_buckets, si
 
 /* --- resize --------------------------------------------------------------------------- */
 
+/*
+ * The resizer walks buckets i, i + S, i + 2S, ... of one stripe; their first
+ * nodes are scattered in memory.  Prefetching the first node HT_PF_AHEAD
+ * buckets ahead overlaps those misses.  @b lies in the stripe whose mutex the
+ * caller holds (same residue modulo S), so the load races with nothing.
+ */
+#define HT_PF_AHEAD 8
+
+static inline void prefetch_first(struct ht_tbl *t, size_t i)
+{
+	if (i <= t->mask) {
+		struct hlist_node *n = rcu_dereference_protected(t->b[i].first, "stripe mutex");
+
+		if (n)
+			__builtin_prefetch(n);
+	}
+}
+
 /* Rebuild the pprev links of bucket @b.  Context: stripe mutex held. */
 static void fix_pprev(struct hlist_head *b)
 {
@@ -1682,6 +1700,8 @@ static void unzip_all(struct ht *ht)
 	for (si = 0; si < ht->nstripes; si++) {
 		HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
 		for (i = si; i < osz; i += ht->nstripes) {
+			prefetch_first(ht->rs_new, i + HT_PF_AHEAD * ht->nstripes);
+			prefetch_first(ht->rs_new, i + osz + HT_PF_AHEAD * ht->nstripes);
 			if (unzip_bucket(ht, i, &changed)) {
 				pending = 1;
 				if (todo)
@@ -1744,6 +1764,8 @@ static int ht_grow(struct ht *ht)
 			struct hlist_node *x = o->b[i].first;
 			int found_a = 0, found_b = 0;
 
+			prefetch_first(o, i + HT_PF_AHEAD * ht->nstripes);
+
 			for (; x && !(found_a && found_b); x = x->next) {
 				size_t d = node_entry(x)->hash & n->mask;
 
@@ -1771,8 +1793,10 @@ static int ht_grow(struct ht *ht)
 	unzip_all(ht);
 	for (si = 0; si < ht->nstripes; si++) {
 		HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
-		for (i = si; i < tbl_size(n); i += ht->nstripes)
+		for (i = si; i < tbl_size(n); i += ht->nstripes) {
+			prefetch_first(n, i + HT_PF_AHEAD * ht->nstripes);
 			fix_pprev(&n->b[i]);
+		}
 		ht->stripes[si].state = S_NORMAL;
 		HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
 	}
@@ -1822,8 +1846,10 @@ static int ht_shrink(struct ht *ht)
 	ht_wait_readers(ht); /* no reader starts from o any more */
 	for (si = 0; si < ht->nstripes; si++) {
 		HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
-		for (i = si; i < nsz; i += ht->nstripes)
+		for (i = si; i < nsz; i += ht->nstripes) {
+			prefetch_first(n, i + HT_PF_AHEAD * ht->nstripes);
 			fix_pprev(&n->b[i]);
+		}
 		ht->stripes[si].state = S_NORMAL;
 		HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
 	}

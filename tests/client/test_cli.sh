@@ -92,6 +92,8 @@ for proto in -2 -3; do
 	same_tty "resp$p error in array" $proto eval "return {1,redis.error_reply('bad'),2}" 0
 	same "resp$p status from eval" $proto eval "return redis.status_reply('FINE')" 0
 	same "resp$p nil in array" $proto hmget h f1 nofield f2
+	same "resp$p null array (blpop timeout)" $proto blpop nolist 0.01
+	same "resp$p status in array" $proto eval "return {redis.status_reply('FINE'), 'x'}" 0
 	same "resp$p multiline" $proto echo "two
 lines"
 	same "resp$p deep nesting (command info)" $proto command info get set

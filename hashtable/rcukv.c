@@ -84,8 +84,9 @@ static int64_t deadline(uint64_t ttl_ms)
 	return ht_now_ms() + (int64_t)ttl_ms;
 }
 
-/* Evict until under max_memory.  Return: 0, or -ENOMEM if it cannot. */
-static int evict(rcukv *kv)
+/* Evict until under max_memory, never the key just stored (@key).
+ * Return: 0, or -ENOMEM if it cannot. */
+static int evict(rcukv *kv, const void *key, size_t klen)
 {
 	struct ht_stats st;
 	int rounds;
@@ -94,28 +95,39 @@ static int evict(rcukv *kv)
 		const struct ht_entry *s[RCUKV_EVICT_SAMPLES], *victim = NULL;
 		uint64_t seed = atomic_fetch_add_explicit(&kv->seed, 0x9e3779b97f4a7c15ULL,
 							  memory_order_relaxed);
-		void *key = NULL;
-		size_t n, i, klen = 0;
+		void *vkey = NULL;
+		size_t n, i, vklen = 0;
 
 		ht_stats(kv->ht, &st);
 		if (st.entry_bytes <= kv->max_memory)
 			return 0;
 		rcu_read_lock();
 		n = ht_sample_rcu(kv->ht, s, RCUKV_EVICT_SAMPLES, 0, &seed);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			if (ht_entry_klen(s[i]) == klen &&
+			    (klen == 0 || memcmp(ht_entry_key(s[i]), key, klen) == 0))
+				continue;
 			if (!victim || ht_entry_access(s[i]) < ht_entry_access(victim))
 				victim = s[i];
+		}
 		if (victim) {
-			klen = ht_entry_klen(victim);
-			key = malloc(klen ? klen : 1);
-			if (key)
-				memcpy(key, ht_entry_key(victim), klen);
+			vklen = ht_entry_klen(victim);
+			vkey = malloc(vklen ? vklen : 1);
+			if (vkey && vklen)
+				memcpy(vkey, ht_entry_key(victim), vklen);
 		}
 		rcu_read_unlock();
-		if (!key)
-			return st.count ? -ENOMEM : 0;
-		ht_del(kv->ht, key, klen);
-		free(key);
+		if (!victim) {
+			if (st.count > 1)
+				continue; /* sampled only the new key: sample again */
+			/* the new entry alone is over the limit: refuse it */
+			ht_del(kv->ht, key, klen);
+			return -ENOMEM;
+		}
+		if (!vkey)
+			return -ENOMEM;
+		ht_del(kv->ht, vkey, vklen);
+		free(vkey);
 	}
 	ht_stats(kv->ht, &st);
 	return st.entry_bytes <= kv->max_memory ? 0 : -ENOMEM;
@@ -127,10 +139,13 @@ static int store(rcukv *kv, const void *key, size_t klen, const void *val, size_
 	int rc;
 
 	enter();
+	/* An entry that alone exceeds the limit would evict everything in vain. */
+	if (kv->max_memory && sizeof(struct ht_entry) + 8 + klen + vlen > kv->max_memory)
+		return -ENOMEM;
 	ht_clock_set(kv->ht, (uint32_t)((ht_now_ms() - kv->t0) / 10));
 	rc = ht_set(kv->ht, key, klen, val, vlen, deadline(ttl_ms), flags, NULL);
 	if (rc == 0 && kv->max_memory)
-		rc = evict(kv);
+		rc = evict(kv, key, klen);
 	return rc;
 }
 

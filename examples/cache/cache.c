@@ -150,6 +150,14 @@ int main(void)
 	check(rcukv_memory(cache) <= opt.max_memory && rcukv_count(cache) > 100,
 	      "stays under max_memory");
 	check(rcukv_exists(cache, "k19999", 6) == 1, "the newest entry survives eviction");
+	{
+		char *big = calloc(1, 100000);
+
+		check(big && rcukv_set(cache, "big", 3, big, 100000, 0) == -ENOMEM &&
+			  !rcukv_exists(cache, "big", 3),
+		      "a value larger than max_memory is refused");
+		free(big);
+	}
 	rcukv_close(cache);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

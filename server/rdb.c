@@ -588,6 +588,7 @@ fail:
 
 /* --------------------------------------------------------------- reader */
 
+/* A string as read: p[len] is always a NUL (not counted), cap > len. */
 struct sbuf {
 	unsigned char *p;
 	size_t len;
@@ -804,6 +805,7 @@ static int rd_string(struct rd *r, struct sbuf *s, const char *what)
 		if (sbuf_reserve(r, s, len) || rd_read(r, s->p, len, what))
 			return r->err;
 		s->len = (size_t)len;
+		s->p[len] = '\0';
 		return 0;
 	}
 	switch (len) {
@@ -854,6 +856,7 @@ static int rd_string(struct rd *r, struct sbuf *s, const char *what)
 						  "%s: LZF data does not decompress to %llu bytes",
 						  what, (unsigned long long)ulen);
 			s->len = (size_t)ulen;
+			s->p[ulen] = '\0';
 		}
 		return 0;
 	default:

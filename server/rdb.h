@@ -213,7 +213,9 @@ enum rdb_kind {
 const char *rdb_kind_name(enum rdb_kind k);
 
 /* One string key as loaded.  Every pointer belongs to the reader and is
- * valid only during the callback: copy what you keep. */
+ * valid only during the callback: copy what you keep.  key and val are each
+ * followed by a NUL byte that their lengths do not count (they may also hold
+ * NULs of their own). */
 struct rdb_kv {
 	uint32_t dbnum;         /* from the last SELECTDB (0 before any) */
 	const void *key;
@@ -234,6 +236,7 @@ struct rdb_kv {
  * the load with that value. */
 struct rdb_load_cbs {
 	int (*string_kv)(void *arg, const struct rdb_kv *kv);
+	/* AUX field; name and val NUL-terminated as rdb_kv's key and val. */
 	int (*aux)(void *arg, const void *name, size_t nlen, const void *val,
 		   size_t vlen);
 	int (*select_db)(void *arg, uint32_t dbnum);

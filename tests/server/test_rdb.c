@@ -485,6 +485,23 @@ static void test_encodings(void)
 	free(s);
 }
 
+struct auxc {
+	int n;
+	bool ver_ok, bits_ok;
+};
+
+static int aux_cb(void *arg, const void *name, size_t nlen, const void *val, size_t vlen)
+{
+	struct auxc *a = arg;
+
+	a->n++;
+	if (nlen == 9 && !strcmp(name, "redis-ver"))
+		a->ver_ok = vlen == 6 && !strcmp(val, "7.0.15");
+	if (!strcmp(name, "redis-bits"))
+		a->bits_ok = !strcmp(val, "64");
+	return 0;
+}
+
 static void test_header(void)
 {
 	char path[300];
@@ -524,6 +541,13 @@ static void test_header(void)
 		CHECK(crc == stored, "trailer is the CRC64 of the rest, little-endian");
 	}
 	free(p);
+	{
+		struct auxc a = { 0 };
+		struct rdb_load_cbs cb = { .aux = aux_cb, .arg = &a };
+
+		CHECK(rdb_load_file(path, &cb, NULL, NULL, NULL, 0) == 0 && a.n == 5 && a.ver_ok &&
+		      a.bits_ok, "AUX fields read back as NUL-terminated text (%d)", a.n);
+	}
 	o.redis_ver = "x-very-long-version-string-that-is-more-than-sixty-four-bytes-long-.....";
 	errno = 0;
 	CHECK(rdb_writer_new(1, &o) == NULL && errno == EINVAL, "long redis_ver refused");

@@ -222,7 +222,7 @@ static void test_expire_cycle(void **st)
 	assert_int_equal(ht_count_expires(ht), 200);
 	for (i = 0; i < 100 && total < 100; i++) {
 		total += ht_expire_cycle(ht, 20, 0, &sampled, &expired);
-		assert_true(sampled <= 20 + 20); /* one bucket may overshoot */
+		assert_true(sampled <= 20 + 100); /* the last bucket may overshoot */
 	}
 	assert_int_equal(total, 100);
 	assert_int_equal(ht_count(ht), 200);

@@ -45,6 +45,7 @@ static void usage(FILE *f)
 		"  -h <hostname>      Server hostname (default: 127.0.0.1).\n"
 		"  -p <port>          Server port (default: 6379).\n"
 		"  -s <socket>        Server socket (overrides hostname and port).\n"
+		"  -u <uri>           Server URI: redis://[[user]:password@]host[:port][/db].\n"
 		"  -a <password>      Password to use when connecting to the server.\n"
 		"  --pass <password>  Alias of -a.\n"
 		"  --user <username>  Username to send with AUTH (needs -a).\n"
@@ -109,6 +110,99 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
 	return 0;
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* %XX decoding of a URI part into a new string; NULL on a bad escape. */
+static char *uri_decode(const char *p, size_t n)
+{
+	char *out = malloc(n + 1), *q = out;
+
+	if (!out)
+		cli_die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != '%') {
+			*q++ = p[i];
+			continue;
+		}
+		if (i + 2 >= n || hex_digit(p[i + 1]) < 0 || hex_digit(p[i + 2]) < 0) {
+			free(out);
+			return NULL;
+		}
+		*q++ = (char)(hex_digit(p[i + 1]) * 16 + hex_digit(p[i + 2]));
+		i += 2;
+	}
+	*q = '\0';
+	return out;
+}
+
+/*
+ * -u redis://[[user]:password@]host[:port][/db], as redis-cli reads it.  The
+ * strings it sets live until exit.  Return: 0, or -1 with a message.
+ */
+static int parse_uri(const char *uri, struct cli_conn_opts *c)
+{
+	const char *p, *at, *end, *colon, *slash;
+	long long v;
+
+	if (strncmp(uri, "redis://", 8) != 0) {
+		fprintf(stderr,
+			"rcukv-cli: invalid URI '%s': it must start with redis:// "
+			"(TLS is not supported)\n",
+			uri);
+		return -1;
+	}
+	p = uri + 8;
+	end = p + strlen(p);
+	slash = strchr(p, '/');
+	at = memchr(p, '@', (size_t)((slash ? slash : end) - p));
+	if (at) {
+		colon = memchr(p, ':', (size_t)(at - p));
+		if (colon && colon > p && !(c->user = uri_decode(p, (size_t)(colon - p))))
+			goto bad;
+		if (!(c->password = uri_decode(colon ? colon + 1 : p,
+					       (size_t)(at - (colon ? colon + 1 : p)))))
+			goto bad;
+		p = at + 1;
+	}
+	colon = memchr(p, ':', (size_t)((slash ? slash : end) - p));
+	const char *hend = colon ? colon : slash ? slash : end;
+	if (hend > p) {
+		char *h = strndup(p, (size_t)(hend - p));
+		if (!h)
+			cli_die("out of memory");
+		c->host = h;
+	}
+	if (colon) {
+		char port[16];
+		size_t n = (size_t)((slash ? slash : end) - colon - 1);
+		if (n == 0 || n >= sizeof(port))
+			goto bad;
+		memcpy(port, colon + 1, n);
+		port[n] = '\0';
+		if (parse_int("-u port", port, 1, 65535, &v) != 0)
+			return -1;
+		c->port = (int)v;
+	}
+	if (slash && slash[1]) {
+		if (parse_int("-u database", slash + 1, 0, 1 << 30, &v) != 0)
+			return -1;
+		c->db = (int)v;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "rcukv-cli: invalid URI '%s' (see rcukv-cli --help)\n", uri);
+	return -1;
+}
+
 /*
  * Parse the options in front of the command.  Return: index of the first
  * command word, argc if none, -1 on a bad option (message printed), -2 when
@@ -142,6 +236,10 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 			if (parse_int(a, next, 1, 65535, &v))
 				return -1;
 			o->c.port = (int)v;
+		} else if (!strcmp(a, "-u")) {
+			NEED_ARG();
+			if (parse_uri(next, &o->c) != 0)
+				return -1;
 		} else if (!strcmp(a, "-s")) {
 			NEED_ARG();
 			o->c.socket = next;

@@ -137,6 +137,10 @@ a=$(C -a wrong --no-auth-warning ping 2>&1); b=$(R -a wrong --no-auth-warning pi
 check "--no-auth-warning" [ "$a" = "$b" ]
 a=$(C -n 99 ping 2>&1); b=$(R -n 99 ping 2>&1)
 check "-n out of range reported as redis-cli does" [ "$a" = "$b" ]
+same "-u URI with a database" -u "redis://$HOST:$PORT/3" get indb3
+out=$("$CLI" -u "redis://:wrong%21@$HOST:$PORT" ping 2>&1)
+check "-u URI with a password (decoded, refused)" bash -c "grep -q 'AUTH failed' <<<'$out' && grep -q PONG <<<'$out'"
+"$CLI" -u "http://x" ping >/dev/null 2>&1; check "-u bad URI: exit 1" [ $? = 1 ]
 if [ -n "$SOCK" ]; then
 	out=$("$CLI" -s "$SOCK" ping)
 	check "-s unix socket" [ "$out" = PONG ]
@@ -181,7 +185,7 @@ check "bad port: exit 1 with a message" bash -c "[ $rc = 1 ] && grep -q notaport
 "$CLI" --help >"$TMP/h"; rc=$?
 check "--help exits 0" [ $rc = 0 ]
 missing=
-for f in -h -p -s -a --user --pass --no-auth-warning -n -2 -3 -r -i -x -t --raw --no-raw -e --help --version; do
+for f in -h -p -s -u -a --user --pass --no-auth-warning -n -2 -3 -r -i -x -t --raw --no-raw -e --help --version; do
 	grep -q -- " $f[ ,]" "$TMP/h" || missing="$missing $f"
 done
 check "--help documents every flag${missing:+ (missing:$missing)}" [ -z "$missing" ]

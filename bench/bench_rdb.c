@@ -121,7 +121,7 @@ static double median(double *v)
 
 static int redis_connect(int port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -165,7 +165,7 @@ static pid_t redis_start(const char *dir, int *port)
 		pid_t pid;
 		int fd = redis_connect(p);
 
-		if (fd >= 0) {          /* taken */
+		if (fd >= 0) { /* taken */
 			close(fd);
 			continue;
 		}
@@ -183,7 +183,7 @@ static pid_t redis_start(const char *dir, int *port)
 		}
 		if (pid < 0)
 			return -1;
-		for (int i = 0; i < 600; i++) {    /* up to 60 s to load */
+		for (int i = 0; i < 600; i++) { /* up to 60 s to load */
 			int st;
 
 			if (waitpid(pid, &st, WNOHANG) == pid)
@@ -282,9 +282,10 @@ int main(void)
 	printf("bench_rdb: %zu keys, 16-byte keys, 32-byte values, file %s\n", n, path);
 	for (int r = 0; r < RUNS; r++) {
 		for (int mode = 0; mode < 2; mode++) {
-			struct gen g = { .n = n };
-			struct rdb_source src = { gen_next, gen_size, &g };
-			struct rdb_opts o = { .checksum = true, .compress = mode == 1, .used_mem = -1 };
+			struct gen g = {.n = n};
+			struct rdb_source src = {gen_next, gen_size, &g};
+			struct rdb_opts o = {
+			    .checksum = true, .compress = mode == 1, .used_mem = -1};
 			double t = now_s();
 			int rc = rdb_save_file(NULL, path, &o, &src, NULL);
 
@@ -296,8 +297,8 @@ int main(void)
 			(mode ? lzf : save)[r] = (double)n / t;
 		}
 		{
-			struct sink s = { .bytes = 0 };
-			struct rdb_load_cbs cb = { .string_kv = sink_kv, .arg = &s };
+			struct sink s = {.bytes = 0};
+			struct rdb_load_cbs cb = {.string_kv = sink_kv, .arg = &s};
 			struct rdb_load_stats st;
 			double t = now_s();
 			int rc = rdb_load_file(path, &cb, NULL, &st, err, sizeof(err));

@@ -62,8 +62,7 @@ enum {
 enum { ENC_INT8 = 0, ENC_INT16 = 1, ENC_INT32 = 2, ENC_LZF = 3 };
 
 /* Module value opcodes (MODULE_AUX and MODULE_2 bodies). */
-enum { MOP_EOF = 0, MOP_SINT = 1, MOP_UINT = 2, MOP_FLOAT = 3, MOP_DOUBLE = 4,
-       MOP_STRING = 5 };
+enum { MOP_EOF = 0, MOP_SINT = 1, MOP_UINT = 2, MOP_FLOAT = 3, MOP_DOUBLE = 4, MOP_STRING = 5 };
 
 #define WBUF_SIZE (64 * 1024)
 #define RBUF_SIZE (64 * 1024)
@@ -89,8 +88,8 @@ static void crc_init(void)
 	}
 	for (unsigned i = 0; i < 256; i++)
 		for (int k = 1; k < 8; k++)
-			crc_tab[k][i] = (crc_tab[k - 1][i] >> 8) ^
-					crc_tab[0][crc_tab[k - 1][i] & 0xff];
+			crc_tab[k][i] =
+			    (crc_tab[k - 1][i] >> 8) ^ crc_tab[0][crc_tab[k - 1][i] & 0xff];
 }
 
 uint64_t rdb_crc64(uint64_t crc, const void *p, size_t n)
@@ -99,9 +98,9 @@ uint64_t rdb_crc64(uint64_t crc, const void *p, size_t n)
 
 	pthread_once(&crc_once, crc_init);
 	while (n >= 8) {
-		uint64_t x = crc ^ ((uint64_t)s[0] | (uint64_t)s[1] << 8 |
-			   (uint64_t)s[2] << 16 | (uint64_t)s[3] << 24 |
-			   (uint64_t)s[4] << 32 | (uint64_t)s[5] << 40 |
+		uint64_t x =
+		    crc ^ ((uint64_t)s[0] | (uint64_t)s[1] << 8 | (uint64_t)s[2] << 16 |
+			   (uint64_t)s[3] << 24 | (uint64_t)s[4] << 32 | (uint64_t)s[5] << 40 |
 			   (uint64_t)s[6] << 48 | (uint64_t)s[7] << 56);
 		crc = crc_tab[7][x & 0xff] ^ crc_tab[6][(x >> 8) & 0xff] ^
 		      crc_tab[5][(x >> 16) & 0xff] ^ crc_tab[4][(x >> 24) & 0xff] ^
@@ -161,10 +160,9 @@ static bool str_to_ll(const unsigned char *s, size_t len, long long *out)
 const char *rdb_kind_name(enum rdb_kind k)
 {
 	static const char *const names[RDB_KIND_MAX] = {
-		[RDB_KIND_STRING] = "string", [RDB_KIND_LIST] = "list",
-		[RDB_KIND_SET] = "set",       [RDB_KIND_ZSET] = "zset",
-		[RDB_KIND_HASH] = "hash",     [RDB_KIND_STREAM] = "stream",
-		[RDB_KIND_MODULE] = "module",
+	    [RDB_KIND_STRING] = "string", [RDB_KIND_LIST] = "list", [RDB_KIND_SET] = "set",
+	    [RDB_KIND_ZSET] = "zset",	  [RDB_KIND_HASH] = "hash", [RDB_KIND_STREAM] = "stream",
+	    [RDB_KIND_MODULE] = "module",
 	};
 
 	if ((unsigned)k >= RDB_KIND_MAX)
@@ -180,27 +178,27 @@ struct type_info {
 };
 
 static const struct type_info type_tab[] = {
-	[0] = { true, RDB_KIND_STRING, "string" },
-	[1] = { true, RDB_KIND_LIST, "linked list" },
-	[2] = { true, RDB_KIND_SET, "hashtable" },
-	[3] = { true, RDB_KIND_ZSET, "skiplist, text scores" },
-	[4] = { true, RDB_KIND_HASH, "hashtable" },
-	[5] = { true, RDB_KIND_ZSET, "skiplist" },
-	[6] = { true, RDB_KIND_MODULE, "pre-GA module" },
-	[7] = { true, RDB_KIND_MODULE, "module" },
-	[9] = { true, RDB_KIND_HASH, "zipmap" },
-	[10] = { true, RDB_KIND_LIST, "ziplist" },
-	[11] = { true, RDB_KIND_SET, "intset" },
-	[12] = { true, RDB_KIND_ZSET, "ziplist" },
-	[13] = { true, RDB_KIND_HASH, "ziplist" },
-	[14] = { true, RDB_KIND_LIST, "quicklist" },
-	[15] = { true, RDB_KIND_STREAM, "listpacks" },
-	[16] = { true, RDB_KIND_HASH, "listpack" },
-	[17] = { true, RDB_KIND_ZSET, "listpack" },
-	[18] = { true, RDB_KIND_LIST, "quicklist v2" },
-	[19] = { true, RDB_KIND_STREAM, "listpacks v2" },
-	[20] = { true, RDB_KIND_SET, "listpack" },
-	[21] = { true, RDB_KIND_STREAM, "listpacks v3" },
+    [0] = {true, RDB_KIND_STRING, "string"},
+    [1] = {true, RDB_KIND_LIST, "linked list"},
+    [2] = {true, RDB_KIND_SET, "hashtable"},
+    [3] = {true, RDB_KIND_ZSET, "skiplist, text scores"},
+    [4] = {true, RDB_KIND_HASH, "hashtable"},
+    [5] = {true, RDB_KIND_ZSET, "skiplist"},
+    [6] = {true, RDB_KIND_MODULE, "pre-GA module"},
+    [7] = {true, RDB_KIND_MODULE, "module"},
+    [9] = {true, RDB_KIND_HASH, "zipmap"},
+    [10] = {true, RDB_KIND_LIST, "ziplist"},
+    [11] = {true, RDB_KIND_SET, "intset"},
+    [12] = {true, RDB_KIND_ZSET, "ziplist"},
+    [13] = {true, RDB_KIND_HASH, "ziplist"},
+    [14] = {true, RDB_KIND_LIST, "quicklist"},
+    [15] = {true, RDB_KIND_STREAM, "listpacks"},
+    [16] = {true, RDB_KIND_HASH, "listpack"},
+    [17] = {true, RDB_KIND_ZSET, "listpack"},
+    [18] = {true, RDB_KIND_LIST, "quicklist v2"},
+    [19] = {true, RDB_KIND_STREAM, "listpacks v2"},
+    [20] = {true, RDB_KIND_SET, "listpack"},
+    [21] = {true, RDB_KIND_STREAM, "listpacks v3"},
 };
 #define TYPE_TAB_LEN (sizeof(type_tab) / sizeof(type_tab[0]))
 
@@ -208,13 +206,13 @@ static const struct type_info type_tab[] = {
 
 struct rdb_writer {
 	int fd;
-	int err;                /* first -errno; sticky */
+	int err; /* first -errno; sticky */
 	bool compress;
 	bool checksum;
-	uint64_t crc;           /* over every byte flushed so far */
-	uint64_t flushed;       /* bytes handed to write(2) */
-	size_t len;             /* bytes in buf */
-	unsigned char *lzf;     /* compression scratch, lzf_cap bytes */
+	uint64_t crc;	    /* over every byte flushed so far */
+	uint64_t flushed;   /* bytes handed to write(2) */
+	size_t len;	    /* bytes in buf */
+	unsigned char *lzf; /* compression scratch, lzf_cap bytes */
 	size_t lzf_cap;
 	unsigned char buf[WBUF_SIZE];
 };
@@ -341,7 +339,7 @@ static bool w_try_lzf(struct rdb_writer *w, const unsigned char *s, size_t len)
 		unsigned char *p = realloc(w->lzf, cap);
 
 		if (!p)
-			return false;   /* plain is always correct */
+			return false; /* plain is always correct */
 		w->lzf = p;
 		w->lzf_cap = cap;
 	}
@@ -404,8 +402,7 @@ struct rdb_writer *rdb_writer_new(int fd, const struct rdb_opts *o)
 	w_aux(w, "redis-ver", ver);
 	snprintf(num, sizeof(num), "%d", (int)(sizeof(void *) * 8));
 	w_aux(w, "redis-bits", num);
-	snprintf(num, sizeof(num), "%lld",
-		 (long long)(o->ctime ? o->ctime : (int64_t)time(NULL)));
+	snprintf(num, sizeof(num), "%lld", (long long)(o->ctime ? o->ctime : (int64_t)time(NULL)));
 	w_aux(w, "ctime", num);
 	if (o->used_mem >= 0) {
 		snprintf(num, sizeof(num), "%lld", (long long)o->used_mem);
@@ -415,8 +412,7 @@ struct rdb_writer *rdb_writer_new(int fd, const struct rdb_opts *o)
 	return w;
 }
 
-int rdb_write_db_header(struct rdb_writer *w, uint32_t dbnum, uint64_t keys,
-			uint64_t expires)
+int rdb_write_db_header(struct rdb_writer *w, uint32_t dbnum, uint64_t keys, uint64_t expires)
 {
 	w_byte(w, OP_SELECTDB);
 	w_len(w, dbnum);
@@ -425,8 +421,8 @@ int rdb_write_db_header(struct rdb_writer *w, uint32_t dbnum, uint64_t keys,
 	return w_len(w, expires);
 }
 
-int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen,
-			const void *val, size_t vlen, int64_t expire_ms)
+int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen, const void *val,
+			size_t vlen, int64_t expire_ms)
 {
 	if (expire_ms != -1) {
 		unsigned char b[9];
@@ -436,7 +432,7 @@ int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen,
 			b[1 + i] = (unsigned char)((uint64_t)expire_ms >> (8 * i));
 		w_put(w, b, 9);
 	}
-	w_byte(w, 0);   /* RDB_TYPE_STRING */
+	w_byte(w, 0); /* RDB_TYPE_STRING */
 	w_string(w, key, klen);
 	return w_string(w, val, vlen);
 }
@@ -499,9 +495,8 @@ static int fsync_dir_of(const char *path)
 	return r;
 }
 
-int rdb_save_file(const char *path_tmp, const char *path_final,
-		  const struct rdb_opts *o, const struct rdb_source *src,
-		  struct rdb_save_stats *st)
+int rdb_save_file(const char *path_tmp, const char *path_final, const struct rdb_opts *o,
+		  const struct rdb_source *src, struct rdb_save_stats *st)
 {
 	char tmpbuf[PATH_MAX];
 	struct rdb_writer *w = NULL;
@@ -511,8 +506,8 @@ int rdb_save_file(const char *path_tmp, const char *path_final,
 	int fd, r;
 
 	if (!path_tmp) {
-		if ((size_t)snprintf(tmpbuf, sizeof(tmpbuf), "%s.tmp-%ld",
-				     path_final, (long)getpid()) >= sizeof(tmpbuf))
+		if ((size_t)snprintf(tmpbuf, sizeof(tmpbuf), "%s.tmp-%ld", path_final,
+				     (long)getpid()) >= sizeof(tmpbuf))
 			return -ENAMETOOLONG;
 		path_tmp = tmpbuf;
 	}
@@ -542,8 +537,7 @@ int rdb_save_file(const char *path_tmp, const char *path_final,
 			if ((r = rdb_write_db_header(w, it.dbnum, nk, ne)))
 				goto fail;
 		}
-		r = rdb_write_string_kv(w, it.key, it.klen, it.val, it.vlen,
-					it.expire_ms);
+		r = rdb_write_string_kv(w, it.key, it.klen, it.val, it.vlen, it.expire_ms);
 		if (r)
 			goto fail;
 		keys++;
@@ -597,10 +591,10 @@ struct sbuf {
 
 struct rd {
 	int fd;
-	uint64_t off;           /* bytes consumed */
-	uint64_t left;          /* file bytes not yet consumed */
-	uint64_t crc;           /* over consumed bytes */
-	size_t pos, len;        /* window into buf */
+	uint64_t off;	 /* bytes consumed */
+	uint64_t left;	 /* file bytes not yet consumed */
+	uint64_t crc;	 /* over consumed bytes */
+	size_t pos, len; /* window into buf */
 	int version;
 	int err;
 	uint64_t max_string;
@@ -610,16 +604,15 @@ struct rd {
 	unsigned char buf[RBUF_SIZE];
 };
 
-__attribute__((format(printf, 4, 5)))
-static int rd_fail_at(struct rd *r, uint64_t off, int err, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int rd_fail_at(struct rd *r, uint64_t off, int err,
+							    const char *fmt, ...)
 {
 	if (r->err)
 		return r->err;
 	r->err = err;
 	if (r->errbuf && r->errlen) {
 		va_list ap;
-		int n = snprintf(r->errbuf, r->errlen, "offset %llu: ",
-				 (unsigned long long)off);
+		int n = snprintf(r->errbuf, r->errlen, "offset %llu: ", (unsigned long long)off);
 
 		if (n >= 0 && (size_t)n < r->errlen) {
 			va_start(ap, fmt);
@@ -658,10 +651,8 @@ static int rd_read(struct rd *r, void *dst, uint64_t n, const char *what)
 	if (r->err)
 		return r->err;
 	if (n > r->left)
-		return rd_fail(r, -EBADMSG,
-			       "truncated: %s needs %llu bytes, %llu left in file",
-			       what, (unsigned long long)n,
-			       (unsigned long long)r->left);
+		return rd_fail(r, -EBADMSG, "truncated: %s needs %llu bytes, %llu left in file",
+			       what, (unsigned long long)n, (unsigned long long)r->left);
 	while (n) {
 		size_t k;
 
@@ -733,13 +724,11 @@ static int rd_len(struct rd *r, uint64_t *len, bool *enc, const char *what)
 				*len = *len << 8 | b[i];
 			return 0;
 		}
-		return rd_fail_at(r, start, -EBADMSG, "bad length byte 0x%02x in %s",
-				  c, what);
+		return rd_fail_at(r, start, -EBADMSG, "bad length byte 0x%02x in %s", c, what);
 	default:
 		if (!enc)
 			return rd_fail_at(r, start, -EBADMSG,
-					  "string encoding 0x%02x where %s expected",
-					  c, what);
+					  "string encoding 0x%02x where %s expected", c, what);
 		*enc = true;
 		*len = c & 0x3f;
 		return 0;
@@ -756,8 +745,7 @@ static int rd_count(struct rd *r, uint64_t *n, uint64_t unit, const char *what)
 	if (*n > r->left / unit)
 		return rd_fail_at(r, start, -EBADMSG,
 				  "%s %llu is more than the %llu bytes left in the file can hold",
-				  what, (unsigned long long)*n,
-				  (unsigned long long)r->left);
+				  what, (unsigned long long)*n, (unsigned long long)r->left);
 	return 0;
 }
 
@@ -792,14 +780,12 @@ static int rd_string(struct rd *r, struct sbuf *s, const char *what)
 	if (!enc) {
 		if (len > r->left)
 			return rd_fail_at(r, start, -EBADMSG,
-					  "%s length %llu is more than the %llu bytes left",
-					  what, (unsigned long long)len,
-					  (unsigned long long)r->left);
+					  "%s length %llu is more than the %llu bytes left", what,
+					  (unsigned long long)len, (unsigned long long)r->left);
 		if (len > r->max_string)
-			return rd_fail_at(r, start, -EBADMSG,
-					  "%s length %llu is over the limit %llu",
-					  what, (unsigned long long)len,
-					  (unsigned long long)r->max_string);
+			return rd_fail_at(
+			    r, start, -EBADMSG, "%s length %llu is over the limit %llu", what,
+			    (unsigned long long)len, (unsigned long long)r->max_string);
 		if (!s)
 			return rd_read(r, NULL, len, what);
 		if (sbuf_reserve(r, s, len) || rd_read(r, s->p, len, what))
@@ -829,13 +815,12 @@ static int rd_string(struct rd *r, struct sbuf *s, const char *what)
 			return r->err;
 		/* An LZF back reference expands 3 bytes into at most 264, so
 		 * more than 100x cannot be a real stream. */
-		if (clen == 0 || ulen == 0 || clen > r->left ||
-		    ulen > r->max_string || ulen / 100 > clen ||
-		    ulen > UINT_MAX || clen > UINT_MAX)
+		if (clen == 0 || ulen == 0 || clen > r->left || ulen > r->max_string ||
+		    ulen / 100 > clen || ulen > UINT_MAX || clen > UINT_MAX)
 			return rd_fail_at(r, start, -EBADMSG,
-					  "%s: impossible LZF lengths (compressed %llu, plain %llu, %llu bytes left)",
-					  what, (unsigned long long)clen,
-					  (unsigned long long)ulen,
+					  "%s: impossible LZF lengths (compressed %llu, plain "
+					  "%llu, %llu bytes left)",
+					  what, (unsigned long long)clen, (unsigned long long)ulen,
 					  (unsigned long long)r->left);
 		if (!s)
 			return rd_read(r, NULL, clen, what);
@@ -860,8 +845,7 @@ static int rd_string(struct rd *r, struct sbuf *s, const char *what)
 		}
 		return 0;
 	default:
-		return rd_fail_at(r, start, -EBADMSG,
-				  "%s: unknown string encoding %llu", what,
+		return rd_fail_at(r, start, -EBADMSG, "%s: unknown string encoding %llu", what,
 				  (unsigned long long)len);
 	}
 	if (s) {
@@ -923,8 +907,7 @@ static int rd_skip_module(struct rd *r)
 				return r->err;
 			break;
 		default:
-			return rd_fail_at(r, start, -EBADMSG,
-					  "unknown module opcode %llu",
+			return rd_fail_at(r, start, -EBADMSG, "unknown module opcode %llu",
 					  (unsigned long long)op);
 		}
 	}
@@ -937,8 +920,7 @@ static int rd_skip_stream(struct rd *r, unsigned type)
 	if (rd_count(r, &n, 2, "stream listpack count"))
 		return r->err;
 	while (n--)
-		if (rd_string(r, NULL, "stream node key") ||
-		    rd_string(r, NULL, "stream listpack"))
+		if (rd_string(r, NULL, "stream node key") || rd_string(r, NULL, "stream listpack"))
 			return r->err;
 	/* length, last id (ms, seq) */
 	for (int i = 0; i < 3; i++)
@@ -954,8 +936,7 @@ static int rd_skip_stream(struct rd *r, unsigned type)
 		uint64_t pel, consumers;
 
 		if (rd_string(r, NULL, "consumer group name") ||
-		    rd_len(r, &x, NULL, "group last id") ||
-		    rd_len(r, &x, NULL, "group last id"))
+		    rd_len(r, &x, NULL, "group last id") || rd_len(r, &x, NULL, "group last id"))
 			return r->err;
 		if (type >= 19 && rd_len(r, &x, NULL, "group entries read"))
 			return r->err;
@@ -986,44 +967,50 @@ static int rd_skip_value(struct rd *r, unsigned type)
 	unsigned c = 0;
 
 	switch (type) {
-	case 1: case 2: case 14:        /* list, set, quicklist of ziplists */
+	case 1:
+	case 2:
+	case 14: /* list, set, quicklist of ziplists */
 		if (rd_count(r, &n, 1, "element count"))
 			return r->err;
 		while (n--)
 			if (rd_string(r, NULL, "element"))
 				return r->err;
 		return 0;
-	case 4:                         /* hash: field, value */
+	case 4: /* hash: field, value */
 		if (rd_count(r, &n, 2, "field count"))
 			return r->err;
 		while (n--)
-			if (rd_string(r, NULL, "hash field") ||
-			    rd_string(r, NULL, "hash value"))
+			if (rd_string(r, NULL, "hash field") || rd_string(r, NULL, "hash value"))
 				return r->err;
 		return 0;
-	case 3:                         /* zset, scores as length-prefixed text */
+	case 3: /* zset, scores as length-prefixed text */
 		if (rd_count(r, &n, 2, "member count"))
 			return r->err;
 		while (n--) {
-			if (rd_string(r, NULL, "zset member") ||
-			    rd_u8(r, &c, "zset score"))
+			if (rd_string(r, NULL, "zset member") || rd_u8(r, &c, "zset score"))
 				return r->err;
 			/* 253 nan, 254 +inf, 255 -inf, else text length */
 			if (c < 253 && rd_read(r, NULL, c, "zset score"))
 				return r->err;
 		}
 		return 0;
-	case 5:                         /* zset, binary double scores */
+	case 5: /* zset, binary double scores */
 		if (rd_count(r, &n, 9, "member count"))
 			return r->err;
 		while (n--)
-			if (rd_string(r, NULL, "zset member") ||
-			    rd_read(r, NULL, 8, "zset score"))
+			if (rd_string(r, NULL, "zset member") || rd_read(r, NULL, 8, "zset score"))
 				return r->err;
 		return 0;
-	case 9: case 10: case 11: case 12: case 13: case 16: case 17: case 20:
+	case 9:
+	case 10:
+	case 11:
+	case 12:
+	case 13:
+	case 16:
+	case 17:
+	case 20:
 		return rd_string(r, NULL, "encoded value");
-	case 18:                        /* quicklist v2: container, node */
+	case 18: /* quicklist v2: container, node */
 		if (rd_count(r, &n, 2, "quicklist node count"))
 			return r->err;
 		while (n--) {
@@ -1039,11 +1026,13 @@ static int rd_skip_value(struct rd *r, unsigned type)
 				return r->err;
 		}
 		return 0;
-	case 7:                         /* module, then its opcode stream */
+	case 7: /* module, then its opcode stream */
 		if (rd_len(r, &x, NULL, "module id"))
 			return r->err;
 		return rd_skip_module(r);
-	case 15: case 19: case 21:
+	case 15:
+	case 19:
+	case 21:
 		return rd_skip_stream(r, type);
 	default:
 		return rd_fail(r, -ENOTSUP, "cannot skip values of type %u", type);
@@ -1058,8 +1047,8 @@ static int64_t now_ms_real(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int rd_body(struct rd *r, const struct rdb_load_cbs *cb,
-		   const struct rdb_load_opts *o, struct rdb_load_stats *st)
+static int rd_body(struct rd *r, const struct rdb_load_cbs *cb, const struct rdb_load_opts *o,
+		   struct rdb_load_stats *st)
 {
 	unsigned char magic[9], b[8];
 	uint32_t dbnum = 0;
@@ -1080,8 +1069,8 @@ static int rd_body(struct rd *r, const struct rdb_load_cbs *cb,
 	st->version = r->version = ver;
 	if (ver < 1 || ver > RDB_MAX_READ_VERSION)
 		return rd_fail_at(r, 5, -ENOTSUP,
-				  "RDB version %d not supported (this reader takes 1 to %d)",
-				  ver, RDB_MAX_READ_VERSION);
+				  "RDB version %d not supported (this reader takes 1 to %d)", ver,
+				  RDB_MAX_READ_VERSION);
 
 	for (;;) {
 		uint64_t start = r->off, a, bb;
@@ -1125,8 +1114,7 @@ static int rd_body(struct rd *r, const struct rdb_load_cbs *cb,
 				cr = cb->select_db(cb->arg, dbnum);
 			break;
 		case OP_RESIZEDB:
-			if (rd_len(r, &a, NULL, "db size") ||
-			    rd_len(r, &bb, NULL, "expires size"))
+			if (rd_len(r, &a, NULL, "db size") || rd_len(r, &bb, NULL, "expires size"))
 				return r->err;
 			if (cb->resize_db)
 				cr = cb->resize_db(cb->arg, dbnum, a, bb);
@@ -1146,9 +1134,10 @@ static int rd_body(struct rd *r, const struct rdb_load_cbs *cb,
 			    rd_len(r, &a, NULL, "module aux when opcode"))
 				return r->err;
 			if (a != MOP_UINT)
-				return rd_fail_at(r, start, -EBADMSG,
-						  "MODULE_AUX 'when' has opcode %llu, not an integer",
-						  (unsigned long long)a);
+				return rd_fail_at(
+				    r, start, -EBADMSG,
+				    "MODULE_AUX 'when' has opcode %llu, not an integer",
+				    (unsigned long long)a);
 			if (rd_len(r, &a, NULL, "module aux when") || rd_skip_module(r))
 				return r->err;
 			st->module_aux++;
@@ -1159,8 +1148,9 @@ static int rd_body(struct rd *r, const struct rdb_load_cbs *cb,
 			st->functions++;
 			break;
 		case OP_FUNCTION_PRE_GA:
-			return rd_fail_at(r, start, -ENOTSUP,
-					  "pre-release FUNCTION format (RC builds of Redis 7.0) not supported");
+			return rd_fail_at(
+			    r, start, -ENOTSUP,
+			    "pre-release FUNCTION format (RC builds of Redis 7.0) not supported");
 		case OP_EOF:
 			goto eof;
 		default: {
@@ -1199,13 +1189,14 @@ static int rd_body(struct rd *r, const struct rdb_load_cbs *cb,
 				st->skipped[ti->kind]++;
 				st->skipped_total++;
 			} else {
-				return rd_fail_at(r, start, -ENOTSUP,
-						  "key \"%s\" (db %u) is a %s (RDB type %u, %s); only strings are supported%s",
-						  show_key(&r->key, shown, sizeof(shown)),
-						  dbnum, rdb_kind_name(ti->kind), type,
-						  ti->enc,
-						  type == 6 ? " and pre-GA module values cannot be skipped" :
-						  ", or set skip_unsupported to skip such keys");
+				return rd_fail_at(
+				    r, start, -ENOTSUP,
+				    "key \"%s\" (db %u) is a %s (RDB type %u, %s); only strings "
+				    "are supported%s",
+				    show_key(&r->key, shown, sizeof(shown)), dbnum,
+				    rdb_kind_name(ti->kind), type, ti->enc,
+				    type == 6 ? " and pre-GA module values cannot be skipped"
+					      : ", or set skip_unsupported to skip such keys");
 			}
 			expire = -1;
 			idle = -1;
@@ -1227,19 +1218,18 @@ eof:
 		want = le_u64(b, 8);
 		if (want && !o->ignore_checksum) {
 			if (want != crc)
-				return rd_fail_at(r, r->off - 8, -EBADMSG,
-						  "checksum mismatch: file says %016llx, data gives %016llx",
-						  (unsigned long long)want,
-						  (unsigned long long)crc);
+				return rd_fail_at(
+				    r, r->off - 8, -EBADMSG,
+				    "checksum mismatch: file says %016llx, data gives %016llx",
+				    (unsigned long long)want, (unsigned long long)crc);
 			st->checksum_verified = true;
 		}
 	}
 	return 0;
 }
 
-int rdb_load_fd(int fd, const struct rdb_load_cbs *cb,
-		const struct rdb_load_opts *o, struct rdb_load_stats *st,
-		char *errbuf, size_t errlen)
+int rdb_load_fd(int fd, const struct rdb_load_cbs *cb, const struct rdb_load_opts *o,
+		struct rdb_load_stats *st, char *errbuf, size_t errlen)
 {
 	static const struct rdb_load_cbs no_cbs;
 	static const struct rdb_load_opts no_opts;
@@ -1290,9 +1280,8 @@ int rdb_load_fd(int fd, const struct rdb_load_cbs *cb,
 	return ret;
 }
 
-int rdb_load_file(const char *path, const struct rdb_load_cbs *cb,
-		  const struct rdb_load_opts *o, struct rdb_load_stats *st,
-		  char *errbuf, size_t errlen)
+int rdb_load_file(const char *path, const struct rdb_load_cbs *cb, const struct rdb_load_opts *o,
+		  struct rdb_load_stats *st, char *errbuf, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int r;

@@ -56,12 +56,12 @@
 
 /* Writer options; zero-initialised means: no compression, no checksum. */
 struct rdb_opts {
-	bool compress;          /* rdbcompression: LZF where Redis would use it */
-	bool checksum;          /* rdbchecksum: CRC64 trailer, else 8 zero bytes */
-	const char *redis_ver;  /* "redis-ver" AUX; NULL: "7.0.15" */
-	int64_t ctime;          /* "ctime" AUX (Unix seconds); 0: time(NULL) */
-	int64_t used_mem;       /* "used-mem" AUX in bytes; < 0: field left out */
-	bool aof_base;          /* "aof-base" AUX value (0 or 1) */
+	bool compress;	       /* rdbcompression: LZF where Redis would use it */
+	bool checksum;	       /* rdbchecksum: CRC64 trailer, else 8 zero bytes */
+	const char *redis_ver; /* "redis-ver" AUX; NULL: "7.0.15" */
+	int64_t ctime;	       /* "ctime" AUX (Unix seconds); 0: time(NULL) */
+	int64_t used_mem;      /* "used-mem" AUX in bytes; < 0: field left out */
+	bool aof_base;	       /* "aof-base" AUX value (0 or 1) */
 };
 
 struct rdb_writer;
@@ -92,8 +92,7 @@ struct rdb_writer *rdb_writer_new(int fd, const struct rdb_opts *o);
  * Context: any thread; may block on write(2).
  * Return: 0, or the writer's first error as -errno (errors are sticky).
  */
-int rdb_write_db_header(struct rdb_writer *w, uint32_t dbnum, uint64_t keys,
-			uint64_t expires);
+int rdb_write_db_header(struct rdb_writer *w, uint32_t dbnum, uint64_t keys, uint64_t expires);
 
 /**
  * rdb_write_string_kv() - one string key, with its expiry.
@@ -107,8 +106,8 @@ int rdb_write_db_header(struct rdb_writer *w, uint32_t dbnum, uint64_t keys,
  * Context: any thread; may block on write(2).
  * Return: 0, or -errno (sticky; later calls return it too).
  */
-int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen,
-			const void *val, size_t vlen, int64_t expire_ms);
+int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen, const void *val,
+			size_t vlen, int64_t expire_ms);
 
 /**
  * rdb_writer_finish() - write EOF and the checksum, and flush the buffer.
@@ -142,12 +141,12 @@ void rdb_writer_free(struct rdb_writer *w);
 /* One key handed to rdb_save_file() by the caller's iterator.  The pointers
  * need stay valid only until the next call of the iterator. */
 struct rdb_item {
-	uint32_t dbnum;         /* items come grouped by database */
+	uint32_t dbnum; /* items come grouped by database */
 	const void *key;
 	size_t klen;
 	const void *val;
 	size_t vlen;
-	int64_t expire_ms;      /* absolute Unix ms, or -1 */
+	int64_t expire_ms; /* absolute Unix ms, or -1 */
 };
 
 /* The caller's data set, as rdb_save_file() walks it. */
@@ -157,15 +156,14 @@ struct rdb_source {
 	int (*next)(void *arg, struct rdb_item *it);
 	/* Optional: RESIZEDB hints for @dbnum, called when items of a new
 	 * database begin.  NULL writes 0 and 0 (still valid). */
-	void (*db_size)(void *arg, uint32_t dbnum, uint64_t *keys,
-			uint64_t *expires);
+	void (*db_size)(void *arg, uint32_t dbnum, uint64_t *keys, uint64_t *expires);
 	void *arg;
 };
 
 /* What rdb_save_file() did. */
 struct rdb_save_stats {
-	uint64_t keys;          /* keys written */
-	uint64_t bytes;         /* file size */
+	uint64_t keys;	/* keys written */
+	uint64_t bytes; /* file size */
 };
 
 /**
@@ -186,9 +184,8 @@ struct rdb_save_stats {
  * The caller ignores SIGXFSZ if it runs under a file size limit.
  * Return: 0, or -errno (-ENOSPC, -EFBIG, -EACCES, ... or the iterator's).
  */
-int rdb_save_file(const char *path_tmp, const char *path_final,
-		  const struct rdb_opts *o, const struct rdb_source *src,
-		  struct rdb_save_stats *st);
+int rdb_save_file(const char *path_tmp, const char *path_final, const struct rdb_opts *o,
+		  const struct rdb_source *src, struct rdb_save_stats *st);
 
 /* Value kinds the reader may meet, for skip counts and messages. */
 enum rdb_kind {
@@ -217,19 +214,19 @@ const char *rdb_kind_name(enum rdb_kind k);
  * followed by a NUL byte that their lengths do not count (they may also hold
  * NULs of their own). */
 struct rdb_kv {
-	uint32_t dbnum;         /* from the last SELECTDB (0 before any) */
+	uint32_t dbnum; /* from the last SELECTDB (0 before any) */
 	const void *key;
 	size_t klen;
-	const void *val;        /* integer encodings arrive as decimal text */
+	const void *val; /* integer encodings arrive as decimal text */
 	size_t vlen;
-	int64_t expire_ms;      /* absolute Unix ms, or -1 */
-	bool expired;           /* expire_ms != -1 && expire_ms < now_ms: Redis
-				 * drops such keys when loading as a master */
-	int64_t lru_idle;       /* IDLE opcode seconds, or -1 */
-	int lfu_freq;           /* FREQ opcode counter, or -1 */
-	uint64_t offset;        /* first byte of the record (expiry opcode or
-				 * type byte) */
-	uint64_t end;           /* one past its last byte */
+	int64_t expire_ms; /* absolute Unix ms, or -1 */
+	bool expired;	   /* expire_ms != -1 && expire_ms < now_ms: Redis
+			    * drops such keys when loading as a master */
+	int64_t lru_idle;  /* IDLE opcode seconds, or -1 */
+	int lfu_freq;	   /* FREQ opcode counter, or -1 */
+	uint64_t offset;   /* first byte of the record (expiry opcode or
+			    * type byte) */
+	uint64_t end;	   /* one past its last byte */
 };
 
 /* Loader callbacks; any may be NULL.  Returning non-zero (a -errno) stops
@@ -237,33 +234,31 @@ struct rdb_kv {
 struct rdb_load_cbs {
 	int (*string_kv)(void *arg, const struct rdb_kv *kv);
 	/* AUX field; name and val NUL-terminated as rdb_kv's key and val. */
-	int (*aux)(void *arg, const void *name, size_t nlen, const void *val,
-		   size_t vlen);
+	int (*aux)(void *arg, const void *name, size_t nlen, const void *val, size_t vlen);
 	int (*select_db)(void *arg, uint32_t dbnum);
 	/* RESIZEDB hints for the current database. */
-	int (*resize_db)(void *arg, uint32_t dbnum, uint64_t keys,
-			 uint64_t expires);
+	int (*resize_db)(void *arg, uint32_t dbnum, uint64_t keys, uint64_t expires);
 	void *arg;
 };
 
 struct rdb_load_opts {
-	bool skip_unsupported;  /* parse past non-string keys and count them */
-	bool ignore_checksum;   /* do not verify the CRC64 trailer */
-	int64_t now_ms;         /* clock for rdb_kv.expired; 0: the real one */
-	uint64_t max_string;    /* 0: RDB_MAX_STRING_DEFAULT */
+	bool skip_unsupported; /* parse past non-string keys and count them */
+	bool ignore_checksum;  /* do not verify the CRC64 trailer */
+	int64_t now_ms;	       /* clock for rdb_kv.expired; 0: the real one */
+	uint64_t max_string;   /* 0: RDB_MAX_STRING_DEFAULT */
 };
 
 struct rdb_load_stats {
-	int version;                      /* RDB version from the header */
-	uint64_t keys;                    /* string keys given to string_kv */
-	uint64_t expired;                 /* of those, with expired set */
-	uint64_t skipped[RDB_KIND_MAX];   /* skipped keys by kind */
+	int version;			/* RDB version from the header */
+	uint64_t keys;			/* string keys given to string_kv */
+	uint64_t expired;		/* of those, with expired set */
+	uint64_t skipped[RDB_KIND_MAX]; /* skipped keys by kind */
 	uint64_t skipped_total;
 	uint64_t aux_fields;
-	uint64_t functions;               /* FUNCTION2 libraries skipped */
-	uint64_t module_aux;              /* MODULE_AUX blocks skipped */
-	uint64_t bytes;                   /* bytes consumed */
-	bool checksum_verified;           /* a non-zero CRC64 matched */
+	uint64_t functions;	/* FUNCTION2 libraries skipped */
+	uint64_t module_aux;	/* MODULE_AUX blocks skipped */
+	uint64_t bytes;		/* bytes consumed */
+	bool checksum_verified; /* a non-zero CRC64 matched */
 };
 
 /**
@@ -283,9 +278,8 @@ struct rdb_load_stats {
  * message names type and key); -ENOMEM; -errno of open/read; or the value a
  * callback returned.
  */
-int rdb_load_file(const char *path, const struct rdb_load_cbs *cb,
-		  const struct rdb_load_opts *o, struct rdb_load_stats *st,
-		  char *errbuf, size_t errlen);
+int rdb_load_file(const char *path, const struct rdb_load_cbs *cb, const struct rdb_load_opts *o,
+		  struct rdb_load_stats *st, char *errbuf, size_t errlen);
 
 /**
  * rdb_load_fd() - rdb_load_file() on an open regular file.
@@ -296,9 +290,8 @@ int rdb_load_file(const char *path, const struct rdb_load_cbs *cb,
  * Context: as rdb_load_file().
  * Return: as rdb_load_file().
  */
-int rdb_load_fd(int fd, const struct rdb_load_cbs *cb,
-		const struct rdb_load_opts *o, struct rdb_load_stats *st,
-		char *errbuf, size_t errlen);
+int rdb_load_fd(int fd, const struct rdb_load_cbs *cb, const struct rdb_load_opts *o,
+		struct rdb_load_stats *st, char *errbuf, size_t errlen);
 
 /**
  * rdb_crc64() - CRC-64/Jones as Redis uses it (reflected, polynomial

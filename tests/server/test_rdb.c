@@ -47,16 +47,16 @@
 
 static int passed, failed;
 
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (cond) {                                                \
-			passed++;                                          \
-		} else {                                                   \
-			failed++;                                          \
-			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			passed++;                                                                  \
+		} else {                                                                           \
+			failed++;                                                                  \
+			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+		}                                                                                  \
 	} while (0)
 
 static char tmpdir[256];
@@ -82,8 +82,7 @@ struct set {
 	size_t n, cap, pos;
 };
 
-static void set_add(struct set *s, const void *k, size_t kl, const void *v,
-		    size_t vl, int64_t exp)
+static void set_add(struct set *s, const void *k, size_t kl, const void *v, size_t vl, int64_t exp)
 {
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 64;
@@ -219,7 +218,7 @@ static void set_db_size(void *arg, uint32_t db, uint64_t *keys, uint64_t *exp)
 
 static int save_set(const char *path, struct set *s, const struct rdb_opts *o)
 {
-	struct rdb_source src = { set_next, set_db_size, s };
+	struct rdb_source src = {set_next, set_db_size, s};
 
 	s->pos = 0;
 	return rdb_save_file(NULL, path, o, &src, NULL);
@@ -240,7 +239,7 @@ struct cmp {
 	long mismatches;
 	long unknown;
 	long dup;
-	bool drop_expired;   /* the file comes from Redis: expired keys absent */
+	bool drop_expired; /* the file comes from Redis: expired keys absent */
 };
 
 static int cmp_kv(void *arg, const struct rdb_kv *kv)
@@ -255,23 +254,24 @@ static int cmp_kv(void *arg, const struct rdb_kv *kv)
 	if (e->seen++)
 		c->dup++;
 	if (e->vlen != kv->vlen || memcmp(e->val, kv->val, kv->vlen) != 0 ||
-	    e->expire != kv->expire_ms ||
-	    kv->expired != (e->expire != -1 && e->expire < c->now)) {
+	    e->expire != kv->expire_ms || kv->expired != (e->expire != -1 && e->expire < c->now)) {
 		if (c->mismatches++ < 5)
-			fprintf(stderr, "mismatch on key of %zu bytes (vlen %zu vs %zu, expire %lld vs %lld)\n",
-				kv->klen, e->vlen, kv->vlen, (long long)e->expire,
-				(long long)kv->expire_ms);
+			fprintf(
+			    stderr,
+			    "mismatch on key of %zu bytes (vlen %zu vs %zu, expire %lld vs %lld)\n",
+			    kv->klen, e->vlen, kv->vlen, (long long)e->expire,
+			    (long long)kv->expire_ms);
 	}
 	return 0;
 }
 
 /* 0 when the file holds exactly s (less expired keys when drop_expired). */
-static int verify_file(const char *path, struct set *s, int64_t now,
-		       bool drop_expired, struct rdb_load_stats *st)
+static int verify_file(const char *path, struct set *s, int64_t now, bool drop_expired,
+		       struct rdb_load_stats *st)
 {
-	struct cmp c = { s, now, 0, 0, 0, drop_expired };
-	struct rdb_load_cbs cb = { .string_kv = cmp_kv, .arg = &c };
-	struct rdb_load_opts o = { .now_ms = now };
+	struct cmp c = {s, now, 0, 0, 0, drop_expired};
+	struct rdb_load_cbs cb = {.string_kv = cmp_kv, .arg = &c};
+	struct rdb_load_opts o = {.now_ms = now};
 	char err[256];
 	long missing = 0;
 	int r;
@@ -367,14 +367,14 @@ static int rec_kv(void *arg, const struct rdb_kv *kv)
 }
 
 /* Write one key with rdb_writer and return its record bytes. */
-static size_t one_record(const char *key, const void *val, size_t vlen,
-			 int64_t exp, bool compress, unsigned char *out)
+static size_t one_record(const char *key, const void *val, size_t vlen, int64_t exp, bool compress,
+			 unsigned char *out)
 {
 	char path[300];
-	struct rdb_opts o = { .compress = compress, .checksum = true, .used_mem = -1 };
+	struct rdb_opts o = {.compress = compress, .checksum = true, .used_mem = -1};
 	struct rdb_writer *w;
-	struct rec r = { 0 };
-	struct rdb_load_cbs cb = { .string_kv = rec_kv, .arg = &r };
+	struct rec r = {0};
+	struct rdb_load_cbs cb = {.string_kv = rec_kv, .arg = &r};
 	size_t flen;
 	int fd;
 
@@ -404,22 +404,20 @@ static void test_crc64(void)
 	unsigned char buf[1000];
 	uint64_t whole, parts = 0;
 
-	CHECK(rdb_crc64(0, "123456789", 9) == 0xe9c6d914c4b8d9caULL,
-	      "crc64(123456789) = %016llx",
+	CHECK(rdb_crc64(0, "123456789", 9) == 0xe9c6d914c4b8d9caULL, "crc64(123456789) = %016llx",
 	      (unsigned long long)rdb_crc64(0, "123456789", 9));
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (unsigned char)(rnd() >> 40);
 	whole = rdb_crc64(0, buf, sizeof(buf));
 	for (size_t i = 0; i < sizeof(buf); i += 7)
 		parts = rdb_crc64(parts, buf + i, sizeof(buf) - i < 7 ? sizeof(buf) - i : 7);
-	CHECK(whole == parts, "crc64 in pieces %016llx vs %016llx",
-	      (unsigned long long)parts, (unsigned long long)whole);
+	CHECK(whole == parts, "crc64 in pieces %016llx vs %016llx", (unsigned long long)parts,
+	      (unsigned long long)whole);
 	CHECK(rdb_crc64(0, "", 0) == 0, "crc64 of nothing");
 }
 
-static void expect_rec(const char *key, const char *val, size_t vlen, int64_t exp,
-		       bool compress, const unsigned char *want, size_t wlen,
-		       const char *what)
+static void expect_rec(const char *key, const char *val, size_t vlen, int64_t exp, bool compress,
+		       const unsigned char *want, size_t wlen, const char *what)
 {
 	unsigned char got[64];
 	size_t n = one_record(key, val, vlen, exp, compress, got);
@@ -429,18 +427,20 @@ static void expect_rec(const char *key, const char *val, size_t vlen, int64_t ex
 
 static void test_encodings(void)
 {
-	static const unsigned char r_small[] = { 0, 1, 'a', 0xC0, 0x7B };
-	static const unsigned char r_i8n[] = { 0, 1, 'a', 0xC0, 0x80 };
-	static const unsigned char r_i16[] = { 0, 1, 'a', 0xC1, 0x7F, 0xFF };
-	static const unsigned char r_i16n[] = { 0, 1, 'a', 0xC1, 0x7F, 0xFF - 0 };
-	static const unsigned char r_i32[] = { 0, 1, 'a', 0xC2, 0x00, 0x00, 0x01, 0x00 };
-	static const unsigned char r_i32min[] = { 0, 1, 'a', 0xC2, 0, 0, 0, 0x80 };
-	static const unsigned char r_big[] = { 0, 1, 'a', 10, '2', '1', '4', '7', '4', '8', '3', '6', '4', '8' };
-	static const unsigned char r_lead0[] = { 0, 1, 'a', 4, '0', '1', '2', '3' };
-	static const unsigned char r_neg0[] = { 0, 1, 'a', 2, '-', '0' };
-	static const unsigned char r_ikey[] = { 0, 0xC1, 0x39, 0x30, 1, 'v' };
-	static const unsigned char r_exp[] = { 0xFC, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
-					       0, 1, 'a', 0, };
+	static const unsigned char r_small[] = {0, 1, 'a', 0xC0, 0x7B};
+	static const unsigned char r_i8n[] = {0, 1, 'a', 0xC0, 0x80};
+	static const unsigned char r_i16[] = {0, 1, 'a', 0xC1, 0x7F, 0xFF};
+	static const unsigned char r_i16n[] = {0, 1, 'a', 0xC1, 0x7F, 0xFF - 0};
+	static const unsigned char r_i32[] = {0, 1, 'a', 0xC2, 0x00, 0x00, 0x01, 0x00};
+	static const unsigned char r_i32min[] = {0, 1, 'a', 0xC2, 0, 0, 0, 0x80};
+	static const unsigned char r_big[] = {0,   1,	'a', 10,  '2', '1', '4',
+					      '7', '4', '8', '3', '6', '4', '8'};
+	static const unsigned char r_lead0[] = {0, 1, 'a', 4, '0', '1', '2', '3'};
+	static const unsigned char r_neg0[] = {0, 1, 'a', 2, '-', '0'};
+	static const unsigned char r_ikey[] = {0, 0xC1, 0x39, 0x30, 1, 'v'};
+	static const unsigned char r_exp[] = {
+	    0xFC, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0, 1, 'a', 0,
+	};
 	unsigned char got[64];
 	char *s;
 	size_t n;
@@ -451,7 +451,8 @@ static void test_encodings(void)
 	(void)r_i16;
 	expect_rec("a", "65536", 5, -1, false, r_i32, sizeof(r_i32), "int32 65536");
 	expect_rec("a", "-2147483648", 11, -1, false, r_i32min, sizeof(r_i32min), "int32 min");
-	expect_rec("a", "2147483648", 10, -1, false, r_big, sizeof(r_big), "above int32 stays text");
+	expect_rec("a", "2147483648", 10, -1, false, r_big, sizeof(r_big),
+		   "above int32 stays text");
 	expect_rec("a", "0123", 4, -1, false, r_lead0, sizeof(r_lead0), "leading zero stays text");
 	expect_rec("a", "-0", 2, -1, false, r_neg0, sizeof(r_neg0), "-0 stays text");
 	expect_rec("12345", "v", 1, -1, false, r_ikey, sizeof(r_ikey), "integer key");
@@ -469,7 +470,8 @@ static void test_encodings(void)
 	CHECK(n >= 5 && got[3] == 0x7F && got[4] == 0xFF, "len 16383 two bytes");
 	n = one_record("a", s, 16384, -1, false, got);
 	CHECK(n >= 8 && got[3] == 0x80 && got[4] == 0 && got[5] == 0 && got[6] == 0x40 &&
-	      got[7] == 0, "len 16384 five bytes");
+		  got[7] == 0,
+	      "len 16384 five bytes");
 	/* LZF only above 20 bytes and only when it saves 4 bytes. */
 	memset(s, 'x', 100);
 	n = one_record("a", s, 20, -1, true, got);
@@ -505,21 +507,23 @@ static int aux_cb(void *arg, const void *name, size_t nlen, const void *val, siz
 static void test_header(void)
 {
 	char path[300];
-	struct rdb_opts o = { .ctime = 1700000000, .used_mem = 123456, .checksum = true };
+	struct rdb_opts o = {.ctime = 1700000000, .used_mem = 123456, .checksum = true};
 	struct rdb_writer *w;
 	unsigned char *p;
 	size_t n;
 	int fd;
 	/* REDIS0010, AUX redis-ver 7.0.15, redis-bits 64 (int8), ctime
 	 * (int32 LE), used-mem (int32 LE), aof-base 0 (int8), EOF. */
-	static const unsigned char want[] =
-		"REDIS0010"
-		"\xfa\x09redis-ver\x06" "7.0.15"
-		"\xfa\x0aredis-bits\xc0\x40"
-		"\xfa\x05" "ctime\xc2\x00\xf1\x53\x65"
-		"\xfa\x08used-mem\xc2\x40\xe2\x01\x00"
-		"\xfa\x08" "aof-base\xc0\x00"
-		"\xff";
+	static const unsigned char want[] = "REDIS0010"
+					    "\xfa\x09redis-ver\x06"
+					    "7.0.15"
+					    "\xfa\x0aredis-bits\xc0\x40"
+					    "\xfa\x05"
+					    "ctime\xc2\x00\xf1\x53\x65"
+					    "\xfa\x08used-mem\xc2\x40\xe2\x01\x00"
+					    "\xfa\x08"
+					    "aof-base\xc0\x00"
+					    "\xff";
 
 	path_in(path, sizeof(path), "hdr.rdb");
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -542,11 +546,12 @@ static void test_header(void)
 	}
 	free(p);
 	{
-		struct auxc a = { 0 };
-		struct rdb_load_cbs cb = { .aux = aux_cb, .arg = &a };
+		struct auxc a = {0};
+		struct rdb_load_cbs cb = {.aux = aux_cb, .arg = &a};
 
 		CHECK(rdb_load_file(path, &cb, NULL, NULL, NULL, 0) == 0 && a.n == 5 && a.ver_ok &&
-		      a.bits_ok, "AUX fields read back as NUL-terminated text (%d)", a.n);
+			  a.bits_ok,
+		      "AUX fields read back as NUL-terminated text (%d)", a.n);
 	}
 	o.redis_ver = "x-very-long-version-string-that-is-more-than-sixty-four-bytes-long-.....";
 	errno = 0;
@@ -555,14 +560,14 @@ static void test_header(void)
 
 static void test_round_trips(void)
 {
-	struct set s = { 0 };
+	struct set s = {0};
 	int64_t base = 1700000000000LL;
 	char path[300];
 
 	make_dataset(&s, base);
 	path_in(path, sizeof(path), "rt.rdb");
 	for (int mode = 0; mode < 4; mode++) {
-		struct rdb_opts o = { .compress = mode & 1, .checksum = mode & 2, .used_mem = -1 };
+		struct rdb_opts o = {.compress = mode & 1, .checksum = mode & 2, .used_mem = -1};
 		struct rdb_load_stats st;
 		struct stat sb;
 		size_t expired = 0;
@@ -572,20 +577,20 @@ static void test_round_trips(void)
 		for (size_t i = 0; i < s.n; i++)
 			expired += s.v[i].expire != -1 && s.v[i].expire < base;
 		CHECK(st.keys == s.n && st.expired == expired && expired == 1,
-		      "stats mode %d: %llu keys, %llu expired", mode,
-		      (unsigned long long)st.keys, (unsigned long long)st.expired);
+		      "stats mode %d: %llu keys, %llu expired", mode, (unsigned long long)st.keys,
+		      (unsigned long long)st.expired);
 		CHECK(st.checksum_verified == !!(mode & 2), "checksum verified mode %d", mode);
 		CHECK(st.version == 10 && st.aux_fields == 4, "version %d aux %llu", st.version,
 		      (unsigned long long)st.aux_fields);
 		CHECK(stat(path, &sb) == 0 && (uint64_t)sb.st_size == st.bytes,
 		      "whole file consumed");
 		if (mode & 1)
-			CHECK(sb.st_size < (off_t)(2 * BIG_LEN), "compression shrank the file (%lld)",
-			      (long long)sb.st_size);
+			CHECK(sb.st_size < (off_t)(2 * BIG_LEN),
+			      "compression shrank the file (%lld)", (long long)sb.st_size);
 	}
 	/* An empty data set is a valid file too. */
 	{
-		struct set e = { 0 };
+		struct set e = {0};
 		struct rdb_load_stats st;
 
 		CHECK(save_set(path, &e, NULL) == 0, "save empty");
@@ -635,18 +640,19 @@ static void test_multi_db(void)
 {
 	char path[300], err[256];
 	int i = 0, bad = 0, r;
-	struct rdb_source src = { multi_next, NULL, &i };
-	struct rdb_load_cbs cb = { .string_kv = multi_kv, .arg = &bad };
+	struct rdb_source src = {multi_next, NULL, &i};
+	struct rdb_load_cbs cb = {.string_kv = multi_kv, .arg = &bad};
 	struct rdb_load_stats st;
 
 	path_in(path, sizeof(path), "multi.rdb");
 	CHECK(rdb_save_file(NULL, path, NULL, &src, NULL) == 0, "save multi-db");
 	CHECK(rdb_load_file(path, &cb, NULL, &st, err, sizeof(err)) == 0 && bad == 0 &&
-	      st.keys == 6, "keys land in their databases (%d bad, %s)", bad, err);
+		  st.keys == 6,
+	      "keys land in their databases (%d bad, %s)", bad, err);
 	cb.string_kv = refuse_kv;
 	r = rdb_load_file(path, &cb, NULL, &st, err, sizeof(err));
-	CHECK(r == -ECANCELED && strstr(err, "callback"), "callback error stops the load: %d %s",
-	      r, err);
+	CHECK(r == -ECANCELED && strstr(err, "callback"), "callback error stops the load: %d %s", r,
+	      err);
 }
 
 /* -------------------------------------------------- hand-made RDB files */
@@ -670,7 +676,7 @@ static void b_byte(struct buf *b, unsigned c)
 static void b_str(struct buf *b, const char *s)
 {
 	if (strlen(s) > 63)
-		abort();   /* one length byte only */
+		abort(); /* one length byte only */
 	b_byte(b, (unsigned)strlen(s));
 	b_raw(b, s, strlen(s));
 }
@@ -718,12 +724,12 @@ static int collect_kv(void *arg, const struct rdb_kv *kv)
 	return 0;
 }
 
-static int load_buf(const struct buf *b, bool skip, struct collect *c,
-		    struct rdb_load_stats *st, char *err, size_t errlen)
+static int load_buf(const struct buf *b, bool skip, struct collect *c, struct rdb_load_stats *st,
+		    char *err, size_t errlen)
 {
 	char path[300];
-	struct rdb_load_cbs cb = { .string_kv = collect_kv, .arg = c };
-	struct rdb_load_opts o = { .skip_unsupported = skip, .now_ms = 1000 };
+	struct rdb_load_cbs cb = {.string_kv = collect_kv, .arg = c};
+	struct rdb_load_opts o = {.skip_unsupported = skip, .now_ms = 1000};
 
 	memset(c, 0, sizeof(*c));
 	path_in(path, sizeof(path), "hand.rdb");
@@ -738,58 +744,102 @@ static void b_type(struct buf *b, unsigned type)
 	b_byte(b, type);
 	b_str(b, "thekey");
 	switch (type) {
-	case 1: case 2:
-		b_byte(b, 2); b_str(b, "a"); b_byte(b, 0xC0); b_byte(b, 5);
+	case 1:
+	case 2:
+		b_byte(b, 2);
+		b_str(b, "a");
+		b_byte(b, 0xC0);
+		b_byte(b, 5);
 		break;
 	case 14:
-		b_byte(b, 1); b_str(b, "ziplist-bytes");
+		b_byte(b, 1);
+		b_str(b, "ziplist-bytes");
 		break;
 	case 3:
 		b_byte(b, 3);
-		b_str(b, "m1"); b_byte(b, 3); b_raw(b, "1.5", 3);
-		b_str(b, "m2"); b_byte(b, 253);
-		b_str(b, "m3"); b_byte(b, 254);
+		b_str(b, "m1");
+		b_byte(b, 3);
+		b_raw(b, "1.5", 3);
+		b_str(b, "m2");
+		b_byte(b, 253);
+		b_str(b, "m3");
+		b_byte(b, 254);
 		break;
 	case 5:
-		b_byte(b, 1); b_str(b, "m"); b_raw(b, "\0\0\0\0\0\0\xf0\x3f", 8);
+		b_byte(b, 1);
+		b_str(b, "m");
+		b_raw(b, "\0\0\0\0\0\0\xf0\x3f", 8);
 		break;
 	case 4:
-		b_byte(b, 1); b_str(b, "f"); b_str(b, "v");
+		b_byte(b, 1);
+		b_str(b, "f");
+		b_str(b, "v");
 		break;
-	case 9: case 10: case 11: case 12: case 13: case 16: case 17: case 20:
+	case 9:
+	case 10:
+	case 11:
+	case 12:
+	case 13:
+	case 16:
+	case 17:
+	case 20:
 		b_str(b, "encoded-blob");
 		break;
 	case 18:
 		b_byte(b, 2);
-		b_byte(b, 2); b_str(b, "listpack");
-		b_byte(b, 1); b_str(b, "plain-node");
+		b_byte(b, 2);
+		b_str(b, "listpack");
+		b_byte(b, 1);
+		b_str(b, "plain-node");
 		break;
 	case 7:
-		b_byte(b, 0x81); b_raw(b, "\x12\x34\x56\x78\x9a\xbc\xde\x00", 8);
-		b_byte(b, 2); b_byte(b, 7);           /* uint */
-		b_byte(b, 1); b_byte(b, 0x40); b_byte(b, 0x80);  /* sint 128 */
-		b_byte(b, 3); b_raw(b, "\0\0\0\0", 4);
-		b_byte(b, 4); b_raw(b, "\0\0\0\0\0\0\0\0", 8);
-		b_byte(b, 5); b_str(b, "modstr");
+		b_byte(b, 0x81);
+		b_raw(b, "\x12\x34\x56\x78\x9a\xbc\xde\x00", 8);
+		b_byte(b, 2);
+		b_byte(b, 7); /* uint */
+		b_byte(b, 1);
+		b_byte(b, 0x40);
+		b_byte(b, 0x80); /* sint 128 */
+		b_byte(b, 3);
+		b_raw(b, "\0\0\0\0", 4);
+		b_byte(b, 4);
+		b_raw(b, "\0\0\0\0\0\0\0\0", 8);
+		b_byte(b, 5);
+		b_str(b, "modstr");
 		b_byte(b, 0);
 		break;
-	case 15: case 19: case 21:
-		b_byte(b, 1); b_raw(b, "\x10" "0123456789abcdef", 17); b_str(b, "lp");
-		b_byte(b, 3); b_byte(b, 5); b_byte(b, 0);     /* length, last id */
+	case 15:
+	case 19:
+	case 21:
+		b_byte(b, 1);
+		b_raw(b,
+		      "\x10"
+		      "0123456789abcdef",
+		      17);
+		b_str(b, "lp");
+		b_byte(b, 3);
+		b_byte(b, 5);
+		b_byte(b, 0); /* length, last id */
 		if (type >= 19)
 			for (int i = 0; i < 5; i++)
 				b_byte(b, 1);
-		b_byte(b, 1);                                  /* one group */
-		b_str(b, "grp"); b_byte(b, 5); b_byte(b, 0);
+		b_byte(b, 1); /* one group */
+		b_str(b, "grp");
+		b_byte(b, 5);
+		b_byte(b, 0);
 		if (type >= 19)
 			b_byte(b, 3);
-		b_byte(b, 1);                                  /* PEL of one */
-		b_raw(b, "0123456789abcdef", 16); b_raw(b, "\1\2\3\4\5\6\7\0", 8); b_byte(b, 1);
-		b_byte(b, 1);                                  /* one consumer */
-		b_str(b, "alice"); b_raw(b, "\1\2\3\4\5\6\7\0", 8);
+		b_byte(b, 1); /* PEL of one */
+		b_raw(b, "0123456789abcdef", 16);
+		b_raw(b, "\1\2\3\4\5\6\7\0", 8);
+		b_byte(b, 1);
+		b_byte(b, 1); /* one consumer */
+		b_str(b, "alice");
+		b_raw(b, "\1\2\3\4\5\6\7\0", 8);
 		if (type >= 21)
 			b_raw(b, "\1\2\3\4\5\6\7\0", 8);
-		b_byte(b, 1); b_raw(b, "0123456789abcdef", 16);
+		b_byte(b, 1);
+		b_raw(b, "0123456789abcdef", 16);
 		break;
 	}
 }
@@ -801,61 +851,95 @@ static void test_opcodes_and_types(void)
 	struct rdb_load_stats st;
 	char err[512];
 	int r;
-	static const unsigned types[] = { 1, 2, 3, 4, 5, 7, 9, 10, 11, 12, 13, 14, 15, 16,
-					  17, 18, 19, 20, 21 };
+	static const unsigned types[] = {1,  2,	 3,  4,	 5,  7,	 9,  10, 11, 12,
+					 13, 14, 15, 16, 17, 18, 19, 20, 21};
 	static const enum rdb_kind kinds[] = {
-		RDB_KIND_LIST, RDB_KIND_SET, RDB_KIND_ZSET, RDB_KIND_HASH, RDB_KIND_ZSET,
-		RDB_KIND_MODULE, RDB_KIND_HASH, RDB_KIND_LIST, RDB_KIND_SET, RDB_KIND_ZSET,
-		RDB_KIND_HASH, RDB_KIND_LIST, RDB_KIND_STREAM, RDB_KIND_HASH, RDB_KIND_ZSET,
-		RDB_KIND_LIST, RDB_KIND_STREAM, RDB_KIND_SET, RDB_KIND_STREAM };
+	    RDB_KIND_LIST,   RDB_KIND_SET,    RDB_KIND_ZSET,   RDB_KIND_HASH,  RDB_KIND_ZSET,
+	    RDB_KIND_MODULE, RDB_KIND_HASH,   RDB_KIND_LIST,   RDB_KIND_SET,   RDB_KIND_ZSET,
+	    RDB_KIND_HASH,   RDB_KIND_LIST,   RDB_KIND_STREAM, RDB_KIND_HASH,  RDB_KIND_ZSET,
+	    RDB_KIND_LIST,   RDB_KIND_STREAM, RDB_KIND_SET,    RDB_KIND_STREAM};
 
 	/* Every opcode in one file, version 10. */
 	b_begin(b, "REDIS0010");
-	b_byte(b, 0xFA); b_str(b, "redis-ver"); b_str(b, "7.0.15");
-	b_byte(b, 0xF5); b_str(b, "#!lua name=lib\nredis.register_function('f', g)");
-	b_byte(b, 0xF7); b_byte(b, 0x81); b_raw(b, "\0\0\0\0\0\0\1\0", 8);
-	b_byte(b, 2); b_byte(b, 2);                        /* when: uint 2 */
-	b_byte(b, 2); b_byte(b, 42); b_byte(b, 5); b_str(b, "aux"); b_byte(b, 0);
-	b_byte(b, 0xFE); b_byte(b, 3);
-	b_byte(b, 0xFB); b_byte(b, 2); b_byte(b, 1);
-	b_byte(b, 0xF8); b_byte(b, 0x40); b_byte(b, 100);  /* IDLE 100 s */
-	b_byte(b, 0xFD); b_raw(b, "\x10\x00\x00\x00", 4);  /* EXPIRETIME 16 s */
-	b_byte(b, 0); b_str(b, "k1"); b_str(b, "v1");
-	b_byte(b, 0xF9); b_byte(b, 7);                      /* FREQ 7 */
-	b_byte(b, 0); b_str(b, "k2"); b_byte(b, 0xC1); b_raw(b, "\x39\x30", 2);
+	b_byte(b, 0xFA);
+	b_str(b, "redis-ver");
+	b_str(b, "7.0.15");
+	b_byte(b, 0xF5);
+	b_str(b, "#!lua name=lib\nredis.register_function('f', g)");
+	b_byte(b, 0xF7);
+	b_byte(b, 0x81);
+	b_raw(b, "\0\0\0\0\0\0\1\0", 8);
+	b_byte(b, 2);
+	b_byte(b, 2); /* when: uint 2 */
+	b_byte(b, 2);
+	b_byte(b, 42);
+	b_byte(b, 5);
+	b_str(b, "aux");
+	b_byte(b, 0);
+	b_byte(b, 0xFE);
+	b_byte(b, 3);
+	b_byte(b, 0xFB);
+	b_byte(b, 2);
+	b_byte(b, 1);
+	b_byte(b, 0xF8);
+	b_byte(b, 0x40);
+	b_byte(b, 100); /* IDLE 100 s */
+	b_byte(b, 0xFD);
+	b_raw(b, "\x10\x00\x00\x00", 4); /* EXPIRETIME 16 s */
+	b_byte(b, 0);
+	b_str(b, "k1");
+	b_str(b, "v1");
+	b_byte(b, 0xF9);
+	b_byte(b, 7); /* FREQ 7 */
+	b_byte(b, 0);
+	b_str(b, "k2");
+	b_byte(b, 0xC1);
+	b_raw(b, "\x39\x30", 2);
 	b_end(b, true);
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
 	CHECK(r == 0, "all opcodes: %d %s", r, err);
 	CHECK(c.keys == 2 && strcmp(c.last_key, "k2") == 0 && strcmp(c.last_val, "12345") == 0 &&
-	      c.last_exp == -1 && c.freq == 7 && c.idle == -1 && c.db == 3,
+		  c.last_exp == -1 && c.freq == 7 && c.idle == -1 && c.db == 3,
 	      "opcodes: keys %d %s=%s exp %lld freq %d idle %lld db %u", c.keys, c.last_key,
 	      c.last_val, (long long)c.last_exp, c.freq, (long long)c.idle, c.db);
-	CHECK(st.functions == 1 && st.module_aux == 1 && st.aux_fields == 1 &&
-	      st.checksum_verified, "opcode stats");
+	CHECK(st.functions == 1 && st.module_aux == 1 && st.aux_fields == 1 && st.checksum_verified,
+	      "opcode stats");
 
 	/* Expiry in seconds and IDLE are handed over with their key. */
 	b_begin(b, "REDIS0010");
-	b_byte(b, 0xF8); b_byte(b, 0x40); b_byte(b, 100);
-	b_byte(b, 0xFD); b_raw(b, "\x10\x00\x00\x00", 4);
-	b_byte(b, 0); b_str(b, "k1"); b_str(b, "v1");
+	b_byte(b, 0xF8);
+	b_byte(b, 0x40);
+	b_byte(b, 100);
+	b_byte(b, 0xFD);
+	b_raw(b, "\x10\x00\x00\x00", 4);
+	b_byte(b, 0);
+	b_str(b, "k1");
+	b_str(b, "v1");
 	b_end(b, false);
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
 	CHECK(r == 0 && c.last_exp == 16000 && c.idle == 100, "EXPIRETIME s and IDLE");
 
 	/* Old versions: 3 has no checksum trailer; 6 has one. */
 	b_begin(b, "REDIS0003");
-	b_byte(b, 0xFE); b_byte(b, 0);
-	b_byte(b, 0); b_str(b, "old"); b_str(b, "v");
+	b_byte(b, 0xFE);
+	b_byte(b, 0);
+	b_byte(b, 0);
+	b_str(b, "old");
+	b_str(b, "v");
 	b_end(b, false);
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
 	CHECK(r == 0 && c.keys == 1 && st.version == 3, "version 3: %d %s", r, err);
 	b_begin(b, "REDIS0006");
-	b_byte(b, 0); b_str(b, "old"); b_str(b, "v");
+	b_byte(b, 0);
+	b_str(b, "old");
+	b_str(b, "v");
 	b_end(b, true);
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
 	CHECK(r == 0 && st.checksum_verified, "version 6 with CRC: %d %s", r, err);
 	b_begin(b, "REDIS0011");
-	b_byte(b, 0); b_str(b, "new"); b_str(b, "v");
+	b_byte(b, 0);
+	b_str(b, "new");
+	b_str(b, "v");
 	b_end(b, true);
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
 	CHECK(r == 0, "version 11: %d %s", r, err);
@@ -872,78 +956,109 @@ static void test_opcodes_and_types(void)
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		b_begin(b, "REDIS0010");
 		b_type(b, types[i]);
-		b_byte(b, 0); b_str(b, "after"); b_str(b, "x");
+		b_byte(b, 0);
+		b_str(b, "after");
+		b_str(b, "x");
 		b_end(b, true);
 		r = load_buf(b, false, &c, &st, err, sizeof(err));
 		CHECK(r == -ENOTSUP && strstr(err, "\"thekey\"") &&
-		      strstr(err, rdb_kind_name(kinds[i])) && strstr(err, "offset 9"),
+			  strstr(err, rdb_kind_name(kinds[i])) && strstr(err, "offset 9"),
 		      "type %u refused: %d %s", types[i], r, err);
 		r = load_buf(b, true, &c, &st, err, sizeof(err));
 		CHECK(r == 0 && c.keys == 1 && strcmp(c.last_key, "after") == 0 &&
-		      st.skipped[kinds[i]] == 1 && st.skipped_total == 1,
+			  st.skipped[kinds[i]] == 1 && st.skipped_total == 1,
 		      "type %u skipped: %d %s", types[i], r, err);
 	}
 	/* Pre-GA modules and functions cannot be skipped. */
 	b_begin(b, "REDIS0010");
-	b_byte(b, 6); b_str(b, "mod"); b_byte(b, 1);
+	b_byte(b, 6);
+	b_str(b, "mod");
+	b_byte(b, 1);
 	b_end(b, true);
 	r = load_buf(b, true, &c, &st, err, sizeof(err));
 	CHECK(r == -ENOTSUP && strstr(err, "module"), "pre-GA module: %s", err);
 	b_begin(b, "REDIS0010");
-	b_byte(b, 0xF6); b_str(b, "f");
+	b_byte(b, 0xF6);
+	b_str(b, "f");
 	b_end(b, true);
 	r = load_buf(b, true, &c, &st, err, sizeof(err));
 	CHECK(r == -ENOTSUP && strstr(err, "FUNCTION"), "pre-GA function: %s", err);
 	/* Unknown type byte. */
 	b_begin(b, "REDIS0010");
-	b_byte(b, 8); b_str(b, "k"); b_str(b, "v");
+	b_byte(b, 8);
+	b_str(b, "k");
+	b_str(b, "v");
 	b_end(b, true);
 	r = load_buf(b, true, &c, &st, err, sizeof(err));
 	CHECK(r == -EBADMSG && strstr(err, "offset 9") && strstr(err, "type"), "type 8: %s", err);
 	/* Binary key shown escaped in the message. */
 	b_begin(b, "REDIS0010");
-	b_byte(b, 4); b_byte(b, 3); b_raw(b, "a\0\n", 3); b_byte(b, 0);
+	b_byte(b, 4);
+	b_byte(b, 3);
+	b_raw(b, "a\0\n", 3);
+	b_byte(b, 0);
 	b_end(b, true);
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
 	CHECK(r == -ENOTSUP && strstr(err, "a\\x00\\x0a"), "escaped key: %s", err);
 
 	/* Absurd lengths: errors with offsets, nothing huge allocated. */
 	b_begin(b, "REDIS0010");
-	b_byte(b, 0); b_str(b, "k");
-	b_byte(b, 0x81); b_raw(b, "\x10\0\0\0\0\0\0\0", 8);
+	b_byte(b, 0);
+	b_str(b, "k");
+	b_byte(b, 0x81);
+	b_raw(b, "\x10\0\0\0\0\0\0\0", 8);
 	b_end(b, false);
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
-	CHECK(r == -EBADMSG && strstr(err, "offset 12") && strstr(err, "left"), "huge string: %s", err);
+	CHECK(r == -EBADMSG && strstr(err, "offset 12") && strstr(err, "left"), "huge string: %s",
+	      err);
 	b_begin(b, "REDIS0010");
-	b_byte(b, 0); b_str(b, "k");
-	b_byte(b, 0xC3); b_byte(b, 2); b_byte(b, 0x80); b_raw(b, "\x10\0\0\0", 4); b_raw(b, "ab", 2);
+	b_byte(b, 0);
+	b_str(b, "k");
+	b_byte(b, 0xC3);
+	b_byte(b, 2);
+	b_byte(b, 0x80);
+	b_raw(b, "\x10\0\0\0", 4);
+	b_raw(b, "ab", 2);
 	b_end(b, false);
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
 	CHECK(r == -EBADMSG && strstr(err, "LZF"), "huge LZF: %s", err);
 	b_begin(b, "REDIS0010");
-	b_byte(b, 0); b_str(b, "k");
-	b_byte(b, 0xC3); b_byte(b, 2); b_byte(b, 10); b_raw(b, "\x01" "ab", 3);
+	b_byte(b, 0);
+	b_str(b, "k");
+	b_byte(b, 0xC3);
+	b_byte(b, 2);
+	b_byte(b, 10);
+	b_raw(b,
+	      "\x01"
+	      "ab",
+	      3);
 	b_end(b, false);
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
 	CHECK(r == -EBADMSG && strstr(err, "LZF"), "bad LZF: %s", err);
 	b_begin(b, "REDIS0010");
-	b_byte(b, 1); b_str(b, "k");
-	b_byte(b, 0x80); b_raw(b, "\xff\xff\xff\xff", 4);
+	b_byte(b, 1);
+	b_str(b, "k");
+	b_byte(b, 0x80);
+	b_raw(b, "\xff\xff\xff\xff", 4);
 	b_end(b, false);
 	r = load_buf(b, true, &c, &st, err, sizeof(err));
 	CHECK(r == -EBADMSG && strstr(err, "element count"), "huge count: %s", err);
 	b_begin(b, "REDIS0010");
-	b_byte(b, 0); b_str(b, "k"); b_byte(b, 0xC7);
+	b_byte(b, 0);
+	b_str(b, "k");
+	b_byte(b, 0xC7);
 	b_end(b, false);
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
 	CHECK(r == -EBADMSG && strstr(err, "encoding"), "bad encoding: %s", err);
 	/* Limit on a single string. */
 	{
 		char path[300];
-		struct rdb_load_opts o = { .max_string = 4 };
+		struct rdb_load_opts o = {.max_string = 4};
 
 		b_begin(b, "REDIS0010");
-		b_byte(b, 0); b_str(b, "k"); b_str(b, "12345678");
+		b_byte(b, 0);
+		b_str(b, "k");
+		b_str(b, "12345678");
 		b_end(b, false);
 		path_in(path, sizeof(path), "hand.rdb");
 		write_all(path, b->p, b->n);
@@ -952,7 +1067,9 @@ static void test_opcodes_and_types(void)
 	}
 	/* Checksum mismatch. */
 	b_begin(b, "REDIS0010");
-	b_byte(b, 0); b_str(b, "k"); b_str(b, "v");
+	b_byte(b, 0);
+	b_str(b, "k");
+	b_str(b, "v");
 	b_end(b, true);
 	b->p[b->n - 1] ^= 1;
 	r = load_buf(b, false, &c, &st, err, sizeof(err));
@@ -965,7 +1082,7 @@ static void test_opcodes_and_types(void)
 static int load_bytes_fd(int fd, const unsigned char *p, size_t n, bool skip, char *err,
 			 size_t errlen)
 {
-	struct rdb_load_opts o = { .skip_unsupported = skip };
+	struct rdb_load_opts o = {.skip_unsupported = skip};
 
 	if (ftruncate(fd, 0) || pwrite(fd, p, n, 0) != (ssize_t)n || lseek(fd, 0, SEEK_SET))
 		return -EIO;
@@ -974,14 +1091,14 @@ static int load_bytes_fd(int fd, const unsigned char *p, size_t n, bool skip, ch
 
 static void test_corruption(void)
 {
-	struct set s = { 0 };
+	struct set s = {0};
 	char path[300], mpath[300], err[512];
 	unsigned char *orig, *m;
 	size_t n;
 	int fd;
 
 	for (int mode = 0; mode < 2; mode++) {
-		struct rdb_opts o = { .compress = true, .checksum = mode == 1, .used_mem = 1 };
+		struct rdb_opts o = {.compress = true, .checksum = mode == 1, .used_mem = 1};
 		long accepted = 0, no_offset = 0, trunc_ok = 0;
 		char lz[200];
 
@@ -1011,15 +1128,16 @@ static void test_corruption(void)
 				no_offset++;
 		}
 		if (mode == 1)
-			CHECK(accepted == 0, "with CRC every flipped byte is rejected (%ld accepted)",
-			      accepted);
+			CHECK(accepted == 0,
+			      "with CRC every flipped byte is rejected (%ld accepted)", accepted);
 		CHECK(no_offset == 0, "every rejection names an offset (%ld do not)", no_offset);
 		/* Truncate at each offset. */
 		for (size_t i = 0; i < n; i++)
 			if (load_bytes_fd(fd, orig, i, false, err, sizeof(err)) == 0)
 				trunc_ok++;
 		CHECK(trunc_ok == 0, "every truncation rejected (%ld accepted)", trunc_ok);
-		CHECK(load_bytes_fd(fd, orig, n, false, err, sizeof(err)) == 0, "intact file loads");
+		CHECK(load_bytes_fd(fd, orig, n, false, err, sizeof(err)) == 0,
+		      "intact file loads");
 		/* Random multi-byte damage, with skip on so more paths run. */
 		for (int it = 0; it < 3000; it++) {
 			memcpy(m, orig, n);
@@ -1027,7 +1145,7 @@ static void test_corruption(void)
 				m[9 + rnd() % (n - 9)] = (unsigned char)rnd();
 			load_bytes_fd(fd, m, n, true, err, sizeof(err));
 		}
-		passed++;   /* survived */
+		passed++; /* survived */
 		close(fd);
 		free(m);
 		free(orig);
@@ -1047,9 +1165,9 @@ static void test_corruption(void)
 			for (size_t i = 9; i < len; i++) {
 				uint64_t x = rnd();
 
-				rb[i] = (x & 3) == 0 ? (unsigned char)(0xF5 + (x >> 8) % 11) :
-					(x & 3) == 1 ? (unsigned char)((x >> 8) % 22) :
-					(unsigned char)(x >> 16);
+				rb[i] = (x & 3) == 0   ? (unsigned char)(0xF5 + (x >> 8) % 11)
+					: (x & 3) == 1 ? (unsigned char)((x >> 8) % 22)
+						       : (unsigned char)(x >> 16);
 			}
 			load_bytes_fd(fd, rb, len, true, err, sizeof(err));
 		}
@@ -1064,8 +1182,8 @@ static void test_redis_corpus(void)
 	const char *dir = getenv("RDB_CORPUS") ? getenv("RDB_CORPUS") : "tests/server/rdb-corpus";
 	char path[400], mpath[300], err[512];
 	struct collect c;
-	struct rdb_load_cbs cb = { .string_kv = collect_kv, .arg = &c };
-	struct rdb_load_opts o = { .skip_unsupported = true };
+	struct rdb_load_cbs cb = {.string_kv = collect_kv, .arg = &c};
+	struct rdb_load_opts o = {.skip_unsupported = true};
 	struct rdb_load_stats st;
 	unsigned char *orig, *m;
 	size_t n;
@@ -1082,9 +1200,9 @@ static void test_redis_corpus(void)
 	memset(&c, 0, sizeof(c));
 	r = rdb_load_file(path, &cb, &o, &st, err, sizeof(err));
 	CHECK(r == 0 && st.keys == 5 && st.skipped[RDB_KIND_LIST] == 2 &&
-	      st.skipped[RDB_KIND_SET] == 3 && st.skipped[RDB_KIND_ZSET] == 2 &&
-	      st.skipped[RDB_KIND_HASH] == 2 && st.skipped[RDB_KIND_STREAM] == 1 &&
-	      st.functions == 1 && st.checksum_verified,
+		  st.skipped[RDB_KIND_SET] == 3 && st.skipped[RDB_KIND_ZSET] == 2 &&
+		  st.skipped[RDB_KIND_HASH] == 2 && st.skipped[RDB_KIND_STREAM] == 1 &&
+		  st.functions == 1 && st.checksum_verified,
 	      "redis file with skip: %d %s (%llu keys)", r, err, (unsigned long long)st.keys);
 	CHECK(c.db == 2 && strcmp(c.last_key, "db2:key") == 0 && strcmp(c.last_val, "in-db-2") == 0,
 	      "last key in db 2: %s", c.last_key);
@@ -1102,14 +1220,16 @@ static void test_redis_corpus(void)
 			no_offset++;
 		/* Without the checksum the parser meets the damage itself. */
 		{
-			struct rdb_load_opts oi = { .skip_unsupported = true, .ignore_checksum = true };
+			struct rdb_load_opts oi = {.skip_unsupported = true,
+						   .ignore_checksum = true};
 
 			lseek(fd, 0, SEEK_SET);
 			rdb_load_fd(fd, NULL, &oi, NULL, err, sizeof(err));
 		}
 	}
 	CHECK(accepted == 0 && no_offset == 0,
-	      "redis file: every flipped byte rejected with an offset (%ld accepted, %ld without offset)",
+	      "redis file: every flipped byte rejected with an offset (%ld accepted, %ld without "
+	      "offset)",
 	      accepted, no_offset);
 	for (size_t i = 0; i < n; i++)
 		if (load_bytes_fd(fd, orig, i, true, err, sizeof(err)) == 0)
@@ -1163,7 +1283,7 @@ static bool no_temp_files(void)
 
 static void test_disk_full(void)
 {
-	struct set old = { 0 }, big = { 0 };
+	struct set old = {0}, big = {0};
 	char path[300];
 	int status, n = 0, r;
 	pid_t pid;
@@ -1183,7 +1303,7 @@ static void test_disk_full(void)
 	/* A file size limit of 256 KiB: write(2) fails with EFBIG. */
 	pid = fork();
 	if (pid == 0) {
-		struct rlimit rl = { 256 * 1024, 256 * 1024 };
+		struct rlimit rl = {256 * 1024, 256 * 1024};
 
 		signal(SIGXFSZ, SIG_IGN);
 		setrlimit(RLIMIT_FSIZE, &rl);
@@ -1191,21 +1311,23 @@ static void test_disk_full(void)
 		_exit(r == -EFBIG ? 0 : 1 + (r < 0 ? -r : r) % 200);
 	}
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-	      WEXITSTATUS(status) == 0, "save under RLIMIT_FSIZE returns -EFBIG (exit %d)",
+		  WEXITSTATUS(status) == 0,
+	      "save under RLIMIT_FSIZE returns -EFBIG (exit %d)",
 	      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	CHECK(old_file_intact(path, &old), "old dump intact after EFBIG");
 	CHECK(no_temp_files(), "temporary file removed after EFBIG");
 	/* A crash (SIGKILL) part way through a save, after several flushes. */
 	pid = fork();
 	if (pid == 0) {
-		struct rdb_source src = { crash_next, NULL, &big };
+		struct rdb_source src = {crash_next, NULL, &big};
 
 		big.pos = 0;
 		rdb_save_file(NULL, path, NULL, &src, NULL);
 		_exit(3);
 	}
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
-	      WTERMSIG(status) == SIGKILL, "child killed mid-save");
+		  WTERMSIG(status) == SIGKILL,
+	      "child killed mid-save");
 	CHECK(old_file_intact(path, &old), "old dump intact after kill -9 mid-save");
 	{
 		char tmpf[400];
@@ -1218,7 +1340,7 @@ static void test_disk_full(void)
 	}
 	/* The iterator gives up part way. */
 	{
-		struct rdb_source src = { fail_next, NULL, &n };
+		struct rdb_source src = {fail_next, NULL, &n};
 
 		r = rdb_save_file(NULL, path, NULL, &src, NULL);
 		CHECK(r == -EIO, "iterator error returned (%d)", r);
@@ -1230,7 +1352,7 @@ static void test_disk_full(void)
 		char bad[400];
 
 		snprintf(bad, sizeof(bad), "%s/no-such-dir/dump.rdb.tmp", tmpdir);
-		r = rdb_save_file(bad, path, NULL, &(struct rdb_source){ set_next, NULL, &big },
+		r = rdb_save_file(bad, path, NULL, &(struct rdb_source){set_next, NULL, &big},
 				  NULL);
 		CHECK(r == -ENOENT, "missing directory: %d", r);
 		CHECK(old_file_intact(path, &old), "old dump intact after ENOENT");
@@ -1274,7 +1396,7 @@ static int cmp_line(const void *a, const void *b)
 /* Lines "hexkey summary expire" for D(base) without expired keys, sorted. */
 static int tool_verify_lines(const char *file, int64_t base)
 {
-	struct set s = { 0 };
+	struct set s = {0};
 	FILE *f = fopen(file, "r");
 	char *line = NULL, **got = NULL, **want = NULL;
 	size_t cap = 0, ng = 0, nw = 0;
@@ -1339,7 +1461,8 @@ static int tool_verify_lines(const char *file, int64_t base)
 		if (i < ng && j < nw) {
 			char *a = strrchr(got[i], ' '), *b = strrchr(want[j], ' ');
 
-			if (a - got[i] == b - want[j] && !strncmp(got[i], want[j], (size_t)(a - got[i])) &&
+			if (a - got[i] == b - want[j] &&
+			    !strncmp(got[i], want[j], (size_t)(a - got[i])) &&
 			    llabs(atoll(a) - atoll(b)) <= 1) {
 				i++;
 				j++;
@@ -1347,8 +1470,8 @@ static int tool_verify_lines(const char *file, int64_t base)
 			}
 		}
 		if (bad++ < 10)
-			fprintf(stderr, "verify-lines: %s %.120s\n", c < 0 ? "unexpected" : "missing",
-				c < 0 ? got[i] : want[j]);
+			fprintf(stderr, "verify-lines: %s %.120s\n",
+				c < 0 ? "unexpected" : "missing", c < 0 ? got[i] : want[j]);
 		if (c < 0)
 			i++;
 		else
@@ -1399,8 +1522,8 @@ static int tool(int argc, char **argv)
 	int r;
 
 	if (!strcmp(mode, "write") && argc >= 4) {
-		struct set s = { 0 };
-		struct rdb_opts o = { .used_mem = 1000000 };
+		struct set s = {0};
+		struct rdb_opts o = {.used_mem = 1000000};
 
 		bool small = false;
 
@@ -1410,7 +1533,7 @@ static int tool(int argc, char **argv)
 			small |= !strcmp(argv[i], "small");
 		}
 		make_dataset(&s, atoll(argv[3]));
-		if (small) {   /* the first 20 keys only: a few KiB */
+		if (small) { /* the first 20 keys only: a few KiB */
 			for (size_t i = 20; i < s.n; i++) {
 				free(s.v[i].key);
 				free(s.v[i].val);
@@ -1426,7 +1549,7 @@ static int tool(int argc, char **argv)
 	if (!strcmp(mode, "verify-lines") && argc == 4)
 		return tool_verify_lines(argv[2], atoll(argv[3]));
 	if (!strcmp(mode, "verify-rdb") && argc == 4) {
-		struct set s = { 0 };
+		struct set s = {0};
 
 		make_dataset(&s, atoll(argv[3]));
 		r = verify_file(argv[2], &s, now_ms(), true, &st);
@@ -1437,13 +1560,13 @@ static int tool(int argc, char **argv)
 	}
 	if (!strcmp(mode, "records") && argc == 3) {
 		struct records rs;
-		struct rdb_load_cbs cb = { .string_kv = records_kv, .arg = &rs };
+		struct rdb_load_cbs cb = {.string_kv = records_kv, .arg = &rs};
 		size_t n;
 
 		rs.file = read_all(argv[2], &n);
 		if (!rs.file)
 			return 2;
-		r = rdb_load_file(argv[2], &cb, &(struct rdb_load_opts){ .skip_unsupported = 1 },
+		r = rdb_load_file(argv[2], &cb, &(struct rdb_load_opts){.skip_unsupported = 1},
 				  NULL, err, sizeof(err));
 		free(rs.file);
 		if (r)
@@ -1451,8 +1574,8 @@ static int tool(int argc, char **argv)
 		return r ? 1 : 0;
 	}
 	if ((!strcmp(mode, "load") || !strcmp(mode, "print")) && argc >= 3) {
-		struct rdb_load_opts o = { .skip_unsupported = argc > 3 && !strcmp(argv[3], "skip") };
-		struct rdb_load_cbs cb = { .string_kv = print_kv, .arg = stdout };
+		struct rdb_load_opts o = {.skip_unsupported = argc > 3 && !strcmp(argv[3], "skip")};
+		struct rdb_load_cbs cb = {.string_kv = print_kv, .arg = stdout};
 
 		r = rdb_load_file(argv[2], !strcmp(mode, "print") ? &cb : NULL, &o, &st, err,
 				  sizeof(err));

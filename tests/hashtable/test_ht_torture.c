@@ -15,7 +15,9 @@
  *    misses a key during resize) and by every complete scan (guarantee 4);
  *  - ht_validate() and the counters agree at the end;
  *  - enough was exercised: grows, shrinks, unzip passes, updates, deletes,
- *    expiries, scans and grace periods (fails if too little).
+ *    expiries, scans and grace periods (fails if too little);
+ *  - then a 0.5 s phase of ht_flush() every 2 ms under a reader and a writer:
+ *    values stay well-formed and the table validates.
  * Duration: TORTURE_SECONDS (default 2) per flavor.
  */
 #include <errno.h>
@@ -39,6 +41,8 @@
 
 static struct ht *ht;
 static _Atomic int stop;
+static _Atomic int stable_valid = 1; /* 0 in the flush phase: nothing is stable */
+static _Atomic unsigned long n_flushes;
 static _Atomic unsigned long errors;
 static _Atomic unsigned long n_lookups, n_found, n_updates, n_deletes, n_rmw, n_txn, n_scans,
     n_exp_set, n_scan_steps;
@@ -152,7 +156,7 @@ static void *reader(void *arg)
 				if (e) {
 					fd++;
 					check_entry(e, k, "find_rcu");
-				} else if (k < N_STABLE) {
+				} else if (k < N_STABLE && atomic_load(&stable_valid)) {
 					FAIL("find_rcu missed stable key %u\n", k);
 				}
 				rcu_read_unlock();
@@ -164,14 +168,14 @@ static void *reader(void *arg)
 					if (r > (long long)sizeof(buf) ||
 					    !checkval(buf, (size_t)r, k))
 						FAIL("get: key %u: bad value\n", k);
-				} else if (k < N_STABLE) {
+				} else if (k < N_STABLE && atomic_load(&stable_valid)) {
 					FAIL("get missed stable key %u\n", k);
 				}
 				break;
 			default:
 				if (ht_exists(ht, name, kl))
 					fd++;
-				else if (k < N_STABLE)
+				else if (k < N_STABLE && atomic_load(&stable_valid))
 					FAIL("exists missed stable key %u\n", k);
 				break;
 			}
@@ -471,6 +475,23 @@ static void *scanner(void *arg)
 	return NULL;
 }
 
+/* Flush phase: FLUSHDB again and again under readers and writers. */
+static void *flusher(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		if (ht_flush(ht))
+			FAIL("flush failed\n");
+		atomic_fetch_add(&n_flushes, 1);
+		rcu_thread_offline();
+		usleep(2000);
+		rcu_thread_online();
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
 static void check(int ok, const char *what)
 {
 	if (ok) {
@@ -568,6 +589,28 @@ int main(void)
 	check(n_lookups >= 10000 && n_scans >= 2, "lookups and scans exercised");
 	check(hs.expired >= 10, "lazy/active expiry exercised");
 	check(rs1.gp_completed - rs0.gp_completed >= 10, "grace periods exercised (>= 10)");
+	/* Phase 2: flushes under traffic; values must stay well-formed. */
+	{
+		unsigned long e0 = atomic_load(&errors);
+		struct timespec half = {0, 500 * 1000 * 1000};
+
+		atomic_store(&stable_valid, 0);
+		atomic_store(&stop, 0);
+		nt = 0;
+		pthread_create(&th[nt++], NULL, reader, (void *)(uintptr_t)7);
+		pthread_create(&th[nt++], NULL, writer, (void *)(uintptr_t)9);
+		pthread_create(&th[nt++], NULL, flusher, NULL);
+		rcu_thread_offline();
+		nanosleep(&half, NULL);
+		atomic_store(&stop, 1);
+		for (i = 0; i < nt; i++)
+			pthread_join(th[i], NULL);
+		rcu_thread_online();
+		printf("flush phase: %lu flushes\n", n_flushes);
+		check(atomic_load(&errors) == e0 && n_flushes >= 5,
+		      "flushes under readers and writers: values well-formed (>= 5 flushes)");
+		check(ht_validate(ht) == 0, "ht_validate after the flush phase");
+	}
 	ht_free(ht);
 	rcu_unregister_thread();
 	printf("%d passed, %d failed\n", passed, failed);

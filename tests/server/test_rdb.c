@@ -8,8 +8,9 @@
  * four compression/checksum settings; hand-made files with every opcode and
  * value type the reader must parse or skip; a flip-each-byte and
  * truncate-at-each-offset sweep plus random corruption and absurd lengths;
- * a save under RLIMIT_FSIZE (disk full) and a failing iterator, both of which
- * must keep the old file, and a save killed by SIGKILL part way; a file
+ * a save under RLIMIT_FSIZE (disk full, EFBIG), without write permission
+ * (EACCES), into a missing directory, with a failing iterator, and one
+ * killed by SIGKILL part way, each of which must keep the old file; a file
  * written by redis-server 7.0.15 (tests/server/rdb-corpus/, every type and
  * encoding it writes) loaded, skipped, and swept with flipped bytes and
  * truncations.  Run from the repository root (or set RDB_CORPUS to the
@@ -1357,6 +1358,27 @@ static void test_disk_full(void)
 		CHECK(r == -ENOENT, "missing directory: %d", r);
 		CHECK(old_file_intact(path, &old), "old dump intact after ENOENT");
 	}
+	/* No permission to write in the directory: EACCES.  Root passes
+	 * permission checks, so the child drops to nobody first; others make
+	 * the directory read-only. */
+	pid = fork();
+	if (pid == 0) {
+		if (geteuid() == 0) {
+			if (setgid(65534) != 0 || setuid(65534) != 0)
+				_exit(100);
+		} else if (chmod(tmpdir, 0500) != 0) {
+			_exit(101);
+		}
+		r = rdb_save_file(NULL, path, NULL, &(struct rdb_source){set_next, NULL, &big},
+				  NULL);
+		_exit(r == -EACCES ? 0 : 1 + (r < 0 ? -r : r) % 200);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		  WEXITSTATUS(status) == 0,
+	      "save without write permission returns -EACCES (exit %d)",
+	      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	chmod(tmpdir, 0700);
+	CHECK(old_file_intact(path, &old), "old dump intact after EACCES");
 	/* And a save that works replaces it. */
 	CHECK(save_set(path, &big, NULL) == 0, "save after failures");
 	CHECK(verify_file(path, &big, 1, false, NULL) == 0, "new dump in place");

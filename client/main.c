@@ -148,8 +148,30 @@ static char *uri_decode(const char *p, size_t n)
  * -u redis://[[user]:password@]host[:port][/db], as redis-cli reads it.  The
  * strings it sets live until exit.  Return: 0, or -1 with a message.
  */
+static char *uri_parts[3]; /* user, password, host of the last -u, freed at exit */
+
+static void free_uri_parts(void)
+{
+	for (int i = 0; i < 3; i++) {
+		free(uri_parts[i]);
+		uri_parts[i] = NULL;
+	}
+}
+
 static int parse_uri(const char *uri, struct cli_conn_opts *c)
 {
+	static int registered;
+
+	if (!registered && atexit(free_uri_parts) == 0)
+		registered = 1;
+	/* A later -u replaces an earlier one. */
+	if (c->user == uri_parts[0])
+		c->user = NULL;
+	if (c->password == uri_parts[1])
+		c->password = NULL;
+	if (c->host == uri_parts[2])
+		c->host = "127.0.0.1";
+	free_uri_parts();
 	const char *p, *at, *end, *colon, *slash;
 	long long v;
 
@@ -166,10 +188,11 @@ static int parse_uri(const char *uri, struct cli_conn_opts *c)
 	at = memchr(p, '@', (size_t)((slash ? slash : end) - p));
 	if (at) {
 		colon = memchr(p, ':', (size_t)(at - p));
-		if (colon && colon > p && !(c->user = uri_decode(p, (size_t)(colon - p))))
+		if (colon && colon > p &&
+		    !(c->user = uri_parts[0] = uri_decode(p, (size_t)(colon - p))))
 			goto bad;
-		if (!(c->password = uri_decode(colon ? colon + 1 : p,
-					       (size_t)(at - (colon ? colon + 1 : p)))))
+		if (!(c->password = uri_parts[1] = uri_decode(
+			  colon ? colon + 1 : p, (size_t)(at - (colon ? colon + 1 : p)))))
 			goto bad;
 		p = at + 1;
 	}
@@ -179,7 +202,7 @@ static int parse_uri(const char *uri, struct cli_conn_opts *c)
 		char *h = strndup(p, (size_t)(hend - p));
 		if (!h)
 			cli_die("out of memory");
-		c->host = h;
+		c->host = uri_parts[2] = h;
 	}
 	if (colon) {
 		char port[16];

@@ -40,6 +40,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -700,6 +702,9 @@ static int bench_connect(struct bconn *k, const struct cli_conn_opts *o, char *e
 		snprintf(err, errn, "%s", k->c.err);
 		return -1;
 	}
+	/* A stopped server must not hang the handshake (reconnects run in workers). */
+	struct timeval tv = {o->timeout_ms / 1000, (o->timeout_ms % 1000) * 1000};
+	setsockopt(k->c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	for (int i = 0; i < 3; i++) {
 		struct cli_reply *r;
 		if (!use[i])

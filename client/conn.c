@@ -140,6 +140,10 @@ struct cli_reply *cli_conn_read(struct cli_conn *c)
 			snprintf(c->err, sizeof(c->err), "Error: Server closed the connection");
 			return NULL;
 		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			snprintf(c->err, sizeof(c->err), "Error: no reply within the timeout");
+			return NULL;
+		}
 		if (n < 0) {
 			snprintf(c->err, sizeof(c->err), "Error: %s", strerror(errno));
 			return NULL;

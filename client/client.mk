@@ -1,18 +1,27 @@
 # client/: rcukv-cli (command, line, interactive modes and the bench load
 # generator).  Depends on hiredis and libedit only; shares no code with server/.
-$(call need_pc,hiredis)
-$(call need_pc,libedit)
 
 CLIENT_LIB_SRCS := client/resp.c client/format.c client/conn.c client/hist.c \
                    client/bench.c client/report.c
 CLIENT_SRCS := $(CLIENT_LIB_SRCS) client/main.c
 CLIENT_LIB_OBJS := $(CLIENT_LIB_SRCS:%.c=$(B)/%.o)
 CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(B)/%.o)
-CLIENT_CFLAGS := $(call pc,--cflags,hiredis)
-CLIENT_LIBS := $(call pc,--libs,hiredis) $(call pc,--libs,libedit) -lm
+# Deferred (=): on a fresh machine 'make test' parses this before 'make deps'
+# has installed the packages; the check below names a missing one.
+CLIENT_CFLAGS = $(call pc,--cflags,hiredis)
+CLIENT_LIBS = $(call pc,--libs,hiredis) $(call pc,--libs,libedit) -lm
 CLI := $(B)/rcukv-cli
 
 $(CLIENT_OBJS) $(B)/tests/client/test_client.o: CFLAGS += $(CLIENT_CFLAGS)
+$(CLIENT_OBJS) $(B)/tests/client/test_client.o: | client-pc-check
+$(B)/tests/client/test_client.o: | client-test-pc-check
+
+.PHONY: client-pc-check client-test-pc-check
+client-pc-check:
+	$(call need_pc,hiredis)
+	$(call need_pc,libedit)
+client-test-pc-check:
+	$(call need_pc,cmocka)
 
 $(CLI): $(CLIENT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LIBS)

@@ -160,8 +160,8 @@ static void bench_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: rcukv-cli [-h host] [-p port] [-s socket] [-a password] [-n db] bench "
-	    "[OPTIONS]\n"
+	    "Usage: rcukv-cli [-h host] [-p port] [-s socket] [-u uri] [-a password] [-n db]\n"
+	    "                 [-t connect-timeout] bench [OPTIONS]\n"
 	    "\n"
 	    "Load generator.  Closed loop by default: each connection keeps --pipeline\n"
 	    "requests in flight.  With --rate, open loop: requests leave on a fixed\n"
@@ -194,7 +194,8 @@ static void bench_usage(FILE *f)
 	    "      --command TEMPLATE one command for every request, such as\n"
 	    "                         \"HSET h __key__ __data__\"; __key__ and __data__ are\n"
 	    "                         replaced per request (--ratio is then ignored)\n"
-	    "      --timeout SECS     how long to wait for replies after the end (default 5)\n"
+	    "      --timeout SECS     wait for replies after the end, or for a lost server to\n"
+	    "                         come back, at most this long (default 5)\n"
 	    "Output:\n"
 	    "      --json FILE        every figure, as JSON (input of --svg-compare)\n"
 	    "      --hdr FILE         latency percentile distribution, HdrHistogram text format\n"

@@ -54,6 +54,10 @@ fi
 check "report names the requests" grep -q "^requests     4000 (GET 1000, SET 3000)" "$TMP/out"
 
 fresh
+B -t 2 -c 3 --rate 10000 --requests 3000 >/dev/null
+check "open loop with --requests: the server ran exactly 3000" [ "$(server_calls)" = 3000 ]
+
+fresh
 B -t 2 -c 3 -P 16 --requests 4800 --ratio 0:1 >/dev/null
 check "pipeline 16: every request reached the server" [ "$(server_calls)" = 4800 ]
 

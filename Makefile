@@ -61,6 +61,21 @@ else
   JEMALLOC_LIBS =
 endif
 
+# `make test`, `make run` and the other installing goals install missing
+# packages before the module fragments are read, because the fragments ask
+# pkg-config for flags as they are read.  (The recipes' `deps` step then finds
+# nothing to do.)
+INSTALL_GOALS := test run asan tsan torture deps
+ifneq ($(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),)
+  ifeq ($(MAKELEVEL),0)
+    DEPS_KIND := $(if $(filter-out run,$(filter $(INSTALL_GOALS),$(MAKECMDGOALS))),test,build)
+    DEPS_STATUS := $(shell scripts/deps.sh $(DEPS_KIND) >&2; echo $$?)
+    ifneq ($(DEPS_STATUS),0)
+      $(error cannot continue without the packages named above)
+    endif
+  endif
+endif
+
 # Filled in by the module fragments.
 ALL_BINS :=
 TEST_BINS :=        # binaries that print 'N passed, M failed'

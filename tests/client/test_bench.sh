@@ -75,6 +75,22 @@ n=$(R dbsize)
 check "zipf: skewed (far fewer distinct keys than requests: $n)" [ "$n" -lt 1500 ]
 check "zipf: the hottest key exists" [ "$(R exists key:0)" = 1 ]
 
+# Distributions, counted by the server: INCR per request on the chosen key.
+fresh
+B --command "INCR __key__" --key-prefix c: --key-pattern zipf --zipf-s 1 --keys 100 --requests 20000 >/dev/null
+c0=$(R get c:0); c1=$(R get c:1); c2=$(R get c:2)
+echo "# zipf s=1 over 100 keys, 20000 requests: c:0=$c0 c:1=$c1 c:2=$c2 (expected about 3856 1928 1285)"
+check "zipf s=1: rank 1 twice as frequent as rank 2 (1.7..2.3)" \
+	awk -v a="$c0" -v b="$c1" 'BEGIN { r = a / b; exit !(r > 1.7 && r < 2.3) }'
+check "zipf s=1: rank 1 three times as frequent as rank 3 (2.5..3.5)" \
+	awk -v a="$c0" -v b="$c2" 'BEGIN { r = a / b; exit !(r > 2.5 && r < 3.5) }'
+fresh
+B --command "INCR __key__" --key-prefix u: --key-pattern uniform --keys 10 --requests 10000 >/dev/null
+counts=$(for i in $(seq 0 9); do echo "get u:$i"; done | R | sort -n | tr '\n' ' ')
+echo "# uniform over 10 keys, 10000 requests: $counts"
+check "uniform: every key within 800..1200 of 10000/10" \
+	bash -c "for c in $counts; do [ \$c -ge 800 -a \$c -le 1200 ] || exit 1; done"
+
 # ---- values ----
 fresh
 B --ratio 0:1 --key-pattern sequential --keys 5 --requests 5 --data-size 100 >/dev/null

@@ -79,6 +79,7 @@
 #define HT_MAX_STRIPES (1u << 20)
 #endif
 #define HT_MAX_BUCKETS ((size_t)1 << 31)
+#define HT_DEFAULT_BUCKETS 4096
 #define HT_POISON_BYTE 0x6b
 
 /* Stripe states (struct ht_stripe.state). */
@@ -112,6 +113,12 @@ struct ht_stripe {
 	struct ht_entry *retired; /* unlinked, awaiting a batch (lock) */
 	unsigned int nretired;	  /* length of @retired (lock) */
 	size_t rbytes;		  /* bytes on @retired (lock) */
+	/* Unzip gating (state S_GROW_UNZIP; lock): a grace period must pass after
+	 * any unzip change in this stripe before the next one (by the resizer or
+	 * a helping writer). */
+	unsigned long unzip_gp; /* cookie taken after the last unzip change */
+	int unzip_dirty;	/* an unzip change was made in this state */
+	int worker_wants;	/* the resizer waits for this stripe: writers hold off */
 } __attribute__((aligned(64)));
 
 struct ht {
@@ -684,8 +691,11 @@ static inline void debug_check_bucket(struct ht *ht, struct loc *l)
 }
 #endif
 
+static void writer_help_unzip(struct ht *ht, struct loc *l);
+
 static void unlock_retire(struct ht *ht, struct loc *l, struct retired *r, int counted)
 {
+	writer_help_unzip(ht, l);
 	debug_check_bucket(ht, l);
 	HT_CHECK(pthread_mutex_unlock(&l->s->lock));
 	retire_flush(ht, r);
@@ -756,7 +766,10 @@ struct ht *ht_new(const struct ht_options *opt)
 	}
 	if (o.stripes > HT_MAX_STRIPES)
 		o.stripes = HT_MAX_STRIPES;
-	nb = pow2_at_least(o.initial_buckets);
+	/* Default 4096 buckets (32 KiB): a table filled fast from empty must
+	 * not start so small that the first grows lag far behind (each unzip
+	 * needs about one grace period per entry of the longest chain). */
+	nb = pow2_at_least(o.initial_buckets ? o.initial_buckets : HT_DEFAULT_BUCKETS);
 	if (nb < o.stripes)
 		nb = o.stripes;
 	ht = calloc(1, sizeof(*ht));
@@ -1684,57 +1697,140 @@ static int unzip_bucket(struct ht *ht, size_t i, int *changed)
 	return (fa.slot && (!oka || fa.target)) || (fb.slot && (!okb || fb.target));
 }
 
+/* Has a grace period passed since the last unzip change in @s?  Context: @s
+ * locked.  Cookies cover the table flavor only: if SRCU scanners ever walk
+ * chains (issue 3), unzip steps must also wait for them, as ht_wait_readers()
+ * would. */
+static int stripe_unzip_ready(struct ht_stripe *s)
+{
+	return !s->unzip_dirty || poll_state_synchronize_rcu(s->unzip_gp);
+}
+
+static void stripe_unzip_changed(struct ht_stripe *s)
+{
+	s->unzip_dirty = 1;
+	s->unzip_gp = get_state_synchronize_rcu();
+}
+
+/*
+ * One resizer pass over the buckets @list[0..n) of stripe @s (all in @s):
+ * keeps in @list (compacted, count returned) those still zipped.  If @s is
+ * not ready (a helping writer changed it within the current grace period),
+ * nothing is done, everything stays listed and writers hold off until the
+ * resizer's next pass.  Context: @s locked.
+ */
+static size_t unzip_stripe(struct ht *ht, struct ht_stripe *s, uint32_t *list, size_t n,
+			   int *changed)
+{
+	size_t k, w = 0;
+	int ch = 0;
+
+	if (!stripe_unzip_ready(s)) {
+		s->worker_wants = 1;
+		return n;
+	}
+	s->worker_wants = 0;
+	for (k = 0; k < n; k++) {
+		if (k + HT_PF_AHEAD < n) {
+			prefetch_first(ht->rs_new, list[k + HT_PF_AHEAD]);
+			prefetch_first(ht->rs_new, list[k + HT_PF_AHEAD] + tbl_size(ht->rs_old));
+		}
+		if (unzip_bucket(ht, list[k], &ch))
+			list[w++] = list[k];
+	}
+	if (ch) {
+		stripe_unzip_changed(s);
+		*changed = 1;
+	}
+	return w;
+}
+
+/*
+ * A writer that has just updated a stripe in S_GROW_UNZIP does one unzip step
+ * on its own bucket pair, if a grace period has passed since the stripe's
+ * last step and the resizer is not waiting for it.  This is back-pressure: a
+ * writer that outruns the resizer (long chains) pays for part of the unzip,
+ * so chains stop growing.  Context: stripe mutex held.
+ */
+static void writer_help_unzip(struct ht *ht, struct loc *l)
+{
+	int ch = 0;
+
+	if (l->state != S_GROW_UNZIP || l->s->worker_wants || !stripe_unzip_ready(l->s))
+		return;
+	unzip_bucket(ht, l->h & ht->rs_old->mask, &ch);
+	if (ch)
+		stripe_unzip_changed(l->s);
+}
+
 /*
  * Unzip until every chain is clean, one step per bucket per grace period.
  * The first pass visits every old bucket, stripe by stripe; later passes only
  * those still zipped (@todo, kept in stripe order), so a grow costs a few
- * full walks plus work proportional to the long chains.
+ * full walks plus work proportional to the long chains.  Writers help (see
+ * writer_help_unzip()); a bucket once clean stays clean (inserts go in front
+ * of an own-destination node, deletes never add a link).
  */
 static void unzip_all(struct ht *ht)
 {
-	size_t osz = tbl_size(ht->rs_old), i, ntodo = 0, k, w;
+	size_t osz = tbl_size(ht->rs_old), i, ntodo = 0, k, w, start;
 	uint32_t *todo = malloc(osz * sizeof(uint32_t));
 	unsigned int si;
-	int changed = 0, pending = 0;
+	int changed = 0, pending = 1;
 
-	for (si = 0; si < ht->nstripes; si++) {
-		HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
-		for (i = si; i < osz; i += ht->nstripes) {
-			prefetch_first(ht->rs_new, i + HT_PF_AHEAD * ht->nstripes);
-			prefetch_first(ht->rs_new, i + osz + HT_PF_AHEAD * ht->nstripes);
-			if (unzip_bucket(ht, i, &changed)) {
-				pending = 1;
-				if (todo)
-					todo[ntodo++] = (uint32_t)i;
+	if (!todo) { /* no memory for the list: full passes, stripe by stripe */
+		uint32_t one[64];
+
+		while (pending) {
+			pending = changed = 0;
+			for (si = 0; si < ht->nstripes; si++) {
+				struct ht_stripe *s = &ht->stripes[si];
+
+				HT_CHECK(pthread_mutex_lock(&s->lock));
+				for (i = si; i < osz;) {
+					size_t n = 0;
+
+					for (; i < osz && n < 64; i += ht->nstripes)
+						one[n++] = (uint32_t)i;
+					pending |= unzip_stripe(ht, s, one, n, &changed) != 0;
+				}
+				HT_CHECK(pthread_mutex_unlock(&s->lock));
 			}
+			if (pending || changed)
+				ht_wait_readers(ht);
 		}
-		HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
+		return;
 	}
-	while (pending) {
+	for (si = 0; si < ht->nstripes; si++) {
+		struct ht_stripe *s = &ht->stripes[si];
+
+		start = ntodo;
+		for (i = si; i < osz; i += ht->nstripes)
+			todo[ntodo++] = (uint32_t)i;
+		HT_CHECK(pthread_mutex_lock(&s->lock));
+		ntodo = start + unzip_stripe(ht, s, todo + start, ntodo - start, &changed);
+		HT_CHECK(pthread_mutex_unlock(&s->lock));
+	}
+	while (ntodo) {
 		/* A reader may still stand on a node whose link we just moved. */
 		ht_wait_readers(ht);
 		atomic_fetch_add_explicit(&ht->st_passes, 1, memory_order_relaxed);
-		changed = pending = 0;
-		if (!todo) { /* no memory for the list: full passes */
-			for (si = 0; si < ht->nstripes; si++) {
-				HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
-				for (i = si; i < osz; i += ht->nstripes)
-					pending |= unzip_bucket(ht, i, &changed);
-				HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
-			}
-			continue;
-		}
+		changed = 0;
 		for (k = 0, w = 0; k < ntodo;) {
 			struct ht_stripe *s = stripe_of(ht, todo[k]);
+			size_t e = k;
 
+			while (e < ntodo && stripe_of(ht, todo[e]) == s)
+				e++;
 			HT_CHECK(pthread_mutex_lock(&s->lock));
-			for (; k < ntodo && stripe_of(ht, todo[k]) == s; k++)
-				if (unzip_bucket(ht, todo[k], &changed))
-					todo[w++] = todo[k];
+			/* Compact in place: the kept entries of this stripe move down
+			 * to todo[w...], which never overtakes todo[k...]. */
+			memmove(todo + w, todo + k, (e - k) * sizeof(*todo));
+			w += unzip_stripe(ht, s, todo + w, e - k, &changed);
 			HT_CHECK(pthread_mutex_unlock(&s->lock));
+			k = e;
 		}
 		ntodo = w;
-		pending = ntodo > 0;
 	}
 	if (changed)
 		ht_wait_readers(ht);
@@ -1788,6 +1884,8 @@ static int ht_grow(struct ht *ht)
 	for (si = 0; si < ht->nstripes; si++) {
 		HT_CHECK(pthread_mutex_lock(&ht->stripes[si].lock));
 		ht->stripes[si].state = S_GROW_UNZIP;
+		ht->stripes[si].unzip_dirty = 0;
+		ht->stripes[si].worker_wants = 0;
 		HT_CHECK(pthread_mutex_unlock(&ht->stripes[si].lock));
 	}
 	unzip_all(ht);

@@ -139,7 +139,8 @@ static inline size_t ht_entry_size(const struct ht_entry *e)
 struct ht;
 
 struct ht_options {
-	size_t initial_buckets; /* rounded up to a power of two; 0: the minimum */
+	size_t initial_buckets; /* rounded up to a power of two (at least `stripes`);
+				 * 0: 4096 */
 	unsigned int stripes;	/* writer lock stripes, a power of two (0: 256;
 				 * at most 32 in a ThreadSanitizer build);
 				 * also the smallest bucket count */

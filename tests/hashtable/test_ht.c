@@ -23,7 +23,7 @@
 
 static struct ht *mk(size_t initial, int autoresize)
 {
-	struct ht_options o = {.initial_buckets = initial,
+	struct ht_options o = {.initial_buckets = initial ? initial : 1,
 			       .stripes = 16,
 			       .no_auto_resize = !autoresize,
 			       .poison_frees = 1};

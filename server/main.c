@@ -28,6 +28,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#include <stdbool.h>
+#endif
+
 static struct event *ev_cron, *ev_sigterm, *ev_sigint, *ev_shutdown;
 static volatile int cron_due;
 static int got_signal;
@@ -147,6 +152,17 @@ int main(int argc, char **argv)
 	if (g_cfg.daemonize)
 		daemonize();
 	srv_log_init(g_cfg.logfile, 0, 'M');
+#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
+	{
+		/* jemalloc's background threads purge freed pages on their own, so
+		 * RSS falls back after a burst even when no allocation follows.
+		 * Enabled after daemonize(): no allocator thread crosses fork(). */
+		bool on = true;
+
+		if (mallctl("background_thread", NULL, NULL, &on, sizeof(on)) != 0)
+			srv_log(LL_VERBOSE, "jemalloc background threads unavailable");
+	}
+#endif
 	signal(SIGPIPE, SIG_IGN);
 
 	g_srv.pid = getpid();

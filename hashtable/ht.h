@@ -53,7 +53,10 @@
  *  6. Readers never lock, never wait for a writer or the resizer, and write
  *     shared memory only to refresh an entry's access clock when it changed.
  *  7. Writers wait only for other writers on the same stripe and for the
- *     resizer's short per-stripe steps (each O(buckets per stripe)).
+ *     resizer's short per-stripe steps (each O(buckets per stripe)).  While
+ *     the table grows, a writer may also do one unzip step on its own bucket
+ *     (O(chain length)): back-pressure that keeps a fast writer from leaving
+ *     the resize behind.
  *
  * Tortured by tests/hashtable/test_ht_torture.c (readers, writers, deleters,
  * an expirer and a resizer at once, poisoned frees), once per flavor.

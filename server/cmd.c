@@ -321,6 +321,9 @@ static void client_kill_one(struct conn *c, struct conn *x)
 		return;
 	}
 	atomic_store_explicit(&x->kill, 1, memory_order_relaxed);
+	/* Release: the kill flag above is visible to the worker that clears
+	 * kill_pending (acquire exchange in on_notify()). */
+	atomic_store_explicit(&x->w->kill_pending, 1, memory_order_release);
 	conn_wake_worker(x->w);
 }
 

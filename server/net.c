@@ -415,7 +415,9 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	worker_adopt(w);
-	/* CLIENT KILL from another worker */
+	/* CLIENT KILL from another worker: scan only when one was requested. */
+	if (!atomic_exchange_explicit(&w->kill_pending, 0, memory_order_acquire))
+		return;
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->wnext;
 		if (atomic_load_explicit(&c->kill, memory_order_relaxed))

@@ -197,6 +197,7 @@ struct worker {
 	int *pending_unix;
 	int npending, cap_pending;
 	_Atomic int stop;
+	_Atomic int kill_pending;       /* CLIENT KILL marked one of our conns */
 	int online;                     /* QSBR online; owner thread */
 	struct conn *conns;             /* owner thread */
 	_Atomic int nconns;

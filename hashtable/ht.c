@@ -135,7 +135,8 @@ struct ht {
 	/* Resize state: written by the resizer with resize_lock held, before the
 	 * first stripe leaves NORMAL; read by writers under a stripe mutex whose
 	 * state is not NORMAL (the mutex orders the two). */
-	struct ht_tbl *rs_old, *rs_new;
+	struct ht_tbl *rs_old __attribute__((aligned(64))); /* off the lookup line */
+	struct ht_tbl *rs_new;
 	pthread_mutex_t resize_lock; /* serializes resize, flush, validate */
 	_Atomic int resizing;
 	_Atomic size_t nbuckets; /* size of ht->tbl; written with tbl, relaxed */
@@ -772,9 +773,10 @@ struct ht *ht_new(const struct ht_options *opt)
 	nb = pow2_at_least(o.initial_buckets ? o.initial_buckets : HT_DEFAULT_BUCKETS);
 	if (nb < o.stripes)
 		nb = o.stripes;
-	ht = calloc(1, sizeof(*ht));
+	ht = aligned_alloc(64, (sizeof(*ht) + 63) & ~(size_t)63);
 	if (!ht)
 		return NULL;
+	memset(ht, 0, sizeof(*ht));
 	ht->nstripes = o.stripes;
 	ht->auto_resize = !o.no_auto_resize;
 	ht->poison = o.poison_frees;

@@ -222,26 +222,44 @@ static void cmd_shutdown(struct conn *c, int argc)
 
 /* ---------------------------------------------------------------- CLIENT */
 
-static void client_line(struct conn *x, char *buf, size_t len, long long now)
+/* One CLIENT LIST line for x, '\n'-terminated, in a new buffer of *lenp bytes
+ * (names have no length limit: measured first, then formatted).  The caller
+ * frees it.  g_clients_lock held. */
+static char *client_line(struct conn *x, long long now, size_t *lenp)
 {
-	char cmdname[64];
+	static const char fmt[] =
+		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 sub=0 "
+		"psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
+		"rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 "
+		"resp=%d";
+	char cmdname[64], *buf = NULL;
 	size_t qb = atomic_load_explicit(&x->qbuf_used, memory_order_relaxed);
 	size_t ob = atomic_load_explicit(&x->obuf_used, memory_order_relaxed);
+	long long idle = (now - atomic_load_explicit(&x->last_ms, memory_order_relaxed)) / 1000;
+	int resp = atomic_load_explicit(&x->resp_pub, memory_order_relaxed);
+	size_t len = 0;
+	int n = 0;
 
 	cmd_name_of(atomic_load_explicit(&x->last_cmd, memory_order_relaxed),
 		    atomic_load_explicit(&x->last_sub, memory_order_relaxed), cmdname, sizeof(cmdname));
-	snprintf(buf, len,
-		 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d",
-		 (unsigned long long)x->id, x->addr, x->laddr, x->fd, x->name ? x->name : "",
-		 (now - x->ctime_ms) / 1000,
-		 (now - atomic_load_explicit(&x->last_ms, memory_order_relaxed)) / 1000, qb,
-		 qb < PROTO_IOBUF_LEN ? PROTO_IOBUF_LEN - qb : 0, (size_t)PROTO_IOBUF_LEN, ob,
-		 qb + ob + sizeof(*x), cmdname, atomic_load_explicit(&x->resp_pub, memory_order_relaxed));
+	for (int pass = 0; pass < 2; pass++) {
+		n = snprintf(buf, len, fmt, (unsigned long long)x->id, x->addr, x->laddr, x->fd,
+			     x->name ? x->name : "", (now - x->ctime_ms) / 1000, idle, qb,
+			     qb < PROTO_IOBUF_LEN ? PROTO_IOBUF_LEN - qb : 0, (size_t)PROTO_IOBUF_LEN, ob,
+			     qb + ob + sizeof(*x), cmdname, resp);
+		if (pass == 0) {
+			len = (size_t)n + 2;
+			buf = xmalloc(len);
+		}
+	}
+	buf[n] = '\n';
+	buf[n + 1] = '\0';
+	*lenp = (size_t)n + 1;
+	return buf;
 }
 
 static void client_list(struct conn *c, int argc)
 {
-	char line[1024];
 	long long now = util_mstime();
 	size_t cap = 4096, len = 0;
 	char *out = xmalloc(cap);
@@ -285,6 +303,7 @@ static void client_list(struct conn *c, int argc)
 	pthread_mutex_lock(&g_clients_lock);
 	for (struct conn *x = g_clients; x && type_ok; x = x->gnext) {
 		size_t n;
+		char *line;
 
 		if (ids) {
 			int hit = 0;
@@ -297,15 +316,14 @@ static void client_list(struct conn *c, int argc)
 		if (x == c)
 			atomic_store_explicit(&c->obuf_used, c->out.len - c->out.pos,
 					      memory_order_relaxed);
-		client_line(x, line, sizeof(line), now);
-		n = strlen(line);
-		while (len + n + 2 > cap) {
+		line = client_line(x, now, &n);
+		while (len + n + 1 > cap) {
 			cap *= 2;
 			out = xrealloc(out, cap);
 		}
 		memcpy(out + len, line, n);
 		len += n;
-		out[len++] = '\n';
+		free(line);
 	}
 	pthread_mutex_unlock(&g_clients_lock);
 	reply_verbatim(c, out, len);
@@ -493,14 +511,15 @@ static void client_sub(struct conn *c, int argc)
 	} else if (util_strcaseeq(s, sl, "list")) {
 		client_list(c, argc);
 	} else if (util_strcaseeq(s, sl, "info")) {
-		char line[1024];
+		char *line;
+		size_t n;
 
 		atomic_store_explicit(&c->obuf_used, c->out.len - c->out.pos, memory_order_relaxed);
 		pthread_mutex_lock(&g_clients_lock);
-		client_line(c, line, sizeof(line), util_mstime());
+		line = client_line(c, util_mstime(), &n);
 		pthread_mutex_unlock(&g_clients_lock);
-		strcat(line, "\n");
-		reply_verbatim(c, line, strlen(line));
+		reply_verbatim(c, line, n);
+		free(line);
 	} else if (util_strcaseeq(s, sl, "kill")) {
 		client_kill(c, argc);
 	} else if (util_strcaseeq(s, sl, "help")) {

@@ -228,17 +228,32 @@ static void conn_set_reading(struct conn *c, int on)
 	}
 }
 
-/* Run buffered commands, then flush.  Return -1 if c was closed (freed). */
+/*
+ * Run buffered commands, then flush.  If the run stopped for the output limit
+ * and the socket took everything, run again (the client is waiting for replies
+ * to commands it already sent and will send nothing more); after a few rounds
+ * the rest waits for the next loop turn (on_write(), activated here) so one
+ * pipelining client cannot hold its worker.  Return -1 if c was closed (freed).
+ */
 static int conn_run(struct conn *c)
 {
-	int r = conn_process_input(c);
+	for (int round = 0;; round++) {
+		int r = conn_process_input(c);
 
-	atomic_store_explicit(&c->qbuf_used, c->qlen - c->qpos, memory_order_relaxed);
-	if (r < 0 && !(c->flags & CONN_CLOSE_AFTER_REPLY)) {
-		conn_close(c);
-		return -1;
+		atomic_store_explicit(&c->qbuf_used, c->qlen - c->qpos, memory_order_relaxed);
+		if (r < 0 && !(c->flags & CONN_CLOSE_AFTER_REPLY)) {
+			conn_close(c);
+			return -1;
+		}
+		if (conn_flush(c) < 0)
+			return -1;
+		if (!(c->flags & CONN_INPUT_PAUSED) || !c->reading)
+			return 0;       /* done, or on_write() resumes when the socket drains */
+		if (round == 8) {
+			event_active(c->ev_write, EV_WRITE, 1);
+			return 0;
+		}
 	}
-	return conn_flush(c);
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)
@@ -347,16 +362,14 @@ static int conn_flush(struct conn *c)
 static void on_write(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
-	int was_paused;
 
 	(void)fd;
 	(void)what;
 	conn_online(c->w);
-	was_paused = !c->reading;
 	if (conn_flush(c) < 0)
 		return;
-	/* A paused client may have whole commands buffered: run them now. */
-	if (was_paused && c->reading && c->qpos < c->qlen)
+	/* Output drained: run the commands the output limit held back. */
+	if (c->reading && (c->flags & CONN_INPUT_PAUSED))
 		conn_run(c);
 }
 

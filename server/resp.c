@@ -490,11 +490,16 @@ int conn_process_input(struct conn *c)
 {
 	long long soft = atomic_load_explicit(&g_cfg.client_output_buffer_soft, memory_order_relaxed);
 
+	c->flags &= ~CONN_INPUT_PAUSED;
 	while (c->qpos < c->qlen && !(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))) {
 		int r;
 
-		if (c->out.len - c->out.pos > (size_t)soft)
-			break;  /* slow reader: resume when the output drains */
+		if (c->out.len - c->out.pos > (size_t)soft) {
+			/* Slow reader: stop here; conn_run() or on_write() resumes
+			 * once the output has gone (see CONN_INPUT_PAUSED). */
+			c->flags |= CONN_INPUT_PAUSED;
+			break;
+		}
 		if (c->reqtype == 0)
 			c->reqtype = c->qbuf[c->qpos] == '*' ? 1 : 2;
 		r = c->reqtype == 1 ? parse_multibulk(c) : parse_inline(c);

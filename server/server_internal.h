@@ -120,6 +120,9 @@ struct worker;
 #define CONN_CLOSE_ASAP 0x2
 #define CONN_UNIX 0x4
 #define CONN_WRITE_PENDING 0x8
+/* conn_process_input() stopped with complete commands left because the
+ * output passed client-output-buffer-pause; cleared when it runs again. */
+#define CONN_INPUT_PAUSED 0x10
 
 #define PROTO_INLINE_MAX_SIZE (64 * 1024)
 #define PROTO_IOBUF_LEN (16 * 1024)

@@ -246,7 +246,7 @@ static void append_cmd(char **buf, size_t *len, size_t *cap, int argc, char **ar
 /* Send a command given as a printf-style, space-separated line (no quoting). */
 static char *cmdf(struct cl *c, const char *fmt, ...)
 {
-	char line[4096], *argv[64], *save, *tok, *buf = NULL, *rep = NULL;
+	char line[16384], *argv[64], *save, *tok, *buf = NULL, *rep = NULL;
 	size_t lens[64], len = 0, cap = 0;
 	int argc = 0;
 	va_list ap;
@@ -270,7 +270,7 @@ static char *cmdf(struct cl *c, const char *fmt, ...)
 
 static int expect(struct cl *c, const char *want, const char *fmt, ...)
 {
-	char line[4096];
+	char line[16384];
 	va_list ap;
 	char *r;
 	int ok;
@@ -911,6 +911,63 @@ static void test_hostile(void)
 		cl_free(w);
 		free(buf);
 		free(v);
+	}
+	/* Regression (notes/fuzz-crashes.txt finding 1): a pipeline whose replies
+	 * pass the output pause in one read must still be answered in full. */
+	{
+		struct cl *c = cl_new();
+		size_t vl = 100000;
+		char *v = malloc(vl), *buf = NULL, *r = NULL;
+		size_t len = 0, cap = 0;
+		char *argv[3] = { "SET", "pipebig", v };
+		size_t lens[3] = { 3, 7, vl };
+		int good = 0;
+
+		memset(v, 'p', vl);
+		append_cmd(&buf, &len, &cap, 3, argv, lens);
+		send_all(c->fd, buf, len);
+		cl_reply(c, &r, 10000);
+		free(r);
+		len = 0;
+		for (int i = 0; i < 40; i++) {
+			char *a2[2] = { "GET", "pipebig" };
+			size_t l2[2] = { 3, 7 };
+
+			append_cmd(&buf, &len, &cap, 2, a2, l2);
+		}
+		send_all(c->fd, buf, len);
+		for (int i = 0; i < 40; i++) {
+			r = NULL;
+			if (cl_reply(c, &r, 5000) == (long)(vl + 11))
+				good++;
+			free(r);
+		}
+		CHECK(good == 40, "40 pipelined GETs of 100 kB: %d replies", good);
+		r = cmdf(c, "DEL pipebig");
+		free(r);
+		free(buf);
+		free(v);
+		cl_free(c);
+	}
+	/* Regression (notes/fuzz-crashes.txt finding 2): a 5000-byte client name
+	 * in CLIENT INFO and CLIENT LIST, whole. */
+	{
+		struct cl *c = cl_new();
+		char *name = malloc(5001), *r;
+
+		memset(name, 'x', 5000);
+		name[5000] = '\0';
+		r = cmdf(c, "CLIENT SETNAME %s", name);
+		CHECK(!strcmp(r, "+OK\r\n"), "SETNAME 5000 bytes: %s", r);
+		free(r);
+		r = cmdf(c, "CLIENT INFO");
+		CHECK(strstr(r, name) && strstr(r, "resp=2\n"), "CLIENT INFO with a long name");
+		free(r);
+		r = cmdf(c, "CLIENT LIST");
+		CHECK(strstr(r, name) && strstr(r, "resp=2\n"), "CLIENT LIST with a long name");
+		free(r);
+		free(name);
+		cl_free(c);
 	}
 	/* abrupt disconnects mid-pipeline */
 	for (int k = 0; k < 20; k++) {

@@ -888,7 +888,10 @@ static const struct cmd *find_full(const char *s, size_t n)
 
 static void command_docs_one(struct conn *c, const struct cmd *k)
 {
-	reply_map(c, k->subs ? 5 : 4);
+	const char *full = k->fullname ? k->fullname : k->name;
+	int has_args = cmd_docs_has_args(full);
+
+	reply_map(c, 4 + (k->subs != NULL) + has_args);
 	reply_bulk_str(c, "summary");
 	reply_bulk_str(c, k->summary ? k->summary : "");
 	reply_bulk_str(c, "since");
@@ -897,6 +900,10 @@ static void command_docs_one(struct conn *c, const struct cmd *k)
 	reply_bulk_str(c, k->group ? k->group : "generic");
 	reply_bulk_str(c, "complexity");
 	reply_bulk_str(c, "O(1)");
+	if (has_args) {
+		reply_bulk_str(c, "arguments");
+		cmd_docs_reply_args(c, full);
+	}
 	if (k->subs) {
 		reply_bulk_str(c, "subcommands");
 		reply_map(c, k->nsubs);

@@ -4,7 +4,7 @@
 $(call need_pc,libevent)
 
 SERVER_SRCS := server/main.c server/config.c server/log.c server/util.c server/resp.c \
-               server/net.c server/cmd.c server/cmd_docs.c server/info.c
+               server/net.c server/cmd.c server/info.c
 ifneq ($(filter %libht_qsbr.a,$(ALL_BINS) $(HT_QSBR_LIB)),)
   SERVER_SRCS += server/db.c
   SERVER_HT_LIB := $(B)/libht_qsbr.a

@@ -313,9 +313,6 @@ void cmd_fini(void);
 void cmd_dispatch(struct conn *c);
 void cmd_name_of(int idx, int sub, char *buf, size_t len);
 void cmd_reset_stats(void);
-/* cmd_docs.c: COMMAND DOCS "arguments" for redis-cli's hints */
-int cmd_docs_has_args(const char *fullname);
-void cmd_docs_reply_args(struct conn *c, const char *fullname);
 
 /* Arguments of the running command. */
 #define ARGV(c, i) ((c)->argv[i])

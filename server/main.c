@@ -233,6 +233,15 @@ int main(int argc, char **argv)
 	free(g_srv.workers);
 	if (g_cfg.pidfile && g_cfg.pidfile[0])
 		unlink(g_cfg.pidfile);
+#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
+	{
+		/* Stop the allocator's background threads too, so that leak
+		 * checkers see every thread gone at exit. */
+		bool off = false;
+
+		mallctl("background_thread", NULL, NULL, &off, sizeof(off));
+	}
+#endif
 	srv_log(LL_WARNING, "rcukv is now ready to exit, bye bye...");
 	free_config();
 	rcu_unregister_thread();

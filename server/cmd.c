@@ -55,7 +55,8 @@ static void cmd_select(struct conn *c, int argc)
 		return;
 	}
 	if (id < INT32_MIN || id > INT32_MAX) {
-		reply_error(c, "value is out of range, value must between -2147483648 and 2147483647");
+		reply_error(c,
+			    "value is out of range, value must between -2147483648 and 2147483647");
 		return;
 	}
 	if (id != 0) {
@@ -76,8 +77,9 @@ static void cmd_time(struct conn *c, int argc)
 	reply_bulk_ll(c, tv.tv_usec);
 }
 
-#define ERR_AUTH_NOPASS \
-	"AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+#define ERR_AUTH_NOPASS                                                                            \
+	"AUTH <password> called without any password configured for the default user. Are you "    \
+	"sure your configuration is correct?"
 #define ERR_WRONGPASS "-WRONGPASS invalid username-password pair or user is disabled."
 
 /* No users but "default" (nopass) exist yet: any password of "default" is
@@ -116,7 +118,8 @@ static int set_name(struct conn *c, const char *p, size_t n)
 	char *old;
 
 	if (!valid_client_name(p, n)) {
-		reply_error(c, "Client names cannot contain spaces, newlines or special characters.");
+		reply_error(c,
+			    "Client names cannot contain spaces, newlines or special characters.");
 		return -1;
 	}
 	pthread_mutex_lock(&g_clients_lock);
@@ -228,10 +231,10 @@ static void cmd_shutdown(struct conn *c, int argc)
 static char *client_line(struct conn *x, long long now, size_t *lenp)
 {
 	static const char fmt[] =
-		"id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 sub=0 "
-		"psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
-		"rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 "
-		"resp=%d";
+	    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 sub=0 "
+	    "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
+	    "rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 "
+	    "resp=%d";
 	char cmdname[64], *buf = NULL;
 	size_t qb = atomic_load_explicit(&x->qbuf_used, memory_order_relaxed);
 	size_t ob = atomic_load_explicit(&x->obuf_used, memory_order_relaxed);
@@ -241,12 +244,13 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 	int n = 0;
 
 	cmd_name_of(atomic_load_explicit(&x->last_cmd, memory_order_relaxed),
-		    atomic_load_explicit(&x->last_sub, memory_order_relaxed), cmdname, sizeof(cmdname));
+		    atomic_load_explicit(&x->last_sub, memory_order_relaxed), cmdname,
+		    sizeof(cmdname));
 	for (int pass = 0; pass < 2; pass++) {
 		n = snprintf(buf, len, fmt, (unsigned long long)x->id, x->addr, x->laddr, x->fd,
 			     x->name ? x->name : "", (now - x->ctime_ms) / 1000, idle, qb,
-			     qb < PROTO_IOBUF_LEN ? PROTO_IOBUF_LEN - qb : 0, (size_t)PROTO_IOBUF_LEN, ob,
-			     qb + ob + sizeof(*x), cmdname, resp);
+			     qb < PROTO_IOBUF_LEN ? PROTO_IOBUF_LEN - qb : 0,
+			     (size_t)PROTO_IOBUF_LEN, ob, qb + ob + sizeof(*x), cmdname, resp);
 		if (pass == 0) {
 			len = (size_t)n + 2;
 			buf = xmalloc(len);
@@ -273,7 +277,8 @@ static void client_list(struct conn *c, int argc)
 
 			if (util_strcaseeq(t, tl, "normal"))
 				type_ok = 1;
-			else if (util_strcaseeq(t, tl, "master") || util_strcaseeq(t, tl, "replica") ||
+			else if (util_strcaseeq(t, tl, "master") ||
+				 util_strcaseeq(t, tl, "replica") ||
 				 util_strcaseeq(t, tl, "slave") || util_strcaseeq(t, tl, "pubsub"))
 				type_ok = 0;
 			else {
@@ -389,7 +394,8 @@ static void client_kill(struct conn *c, int argc)
 		} else if (util_strcaseeq(o, ol, "type")) {
 			if (util_strcaseeq(v, vl, "normal"))
 				type_normal = 1;
-			else if (util_strcaseeq(v, vl, "master") || util_strcaseeq(v, vl, "replica") ||
+			else if (util_strcaseeq(v, vl, "master") ||
+				 util_strcaseeq(v, vl, "replica") ||
 				 util_strcaseeq(v, vl, "slave") || util_strcaseeq(v, vl, "pubsub"))
 				type_normal = 0;
 			else {
@@ -444,42 +450,42 @@ static void client_kill(struct conn *c, int argc)
 }
 
 static const char *const client_help[] = {
-	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"GETNAME",
-	"    Return the name of the current connection.",
-	"ID",
-	"    Return the ID of the current connection.",
-	"INFO",
-	"    Return information about the current client connection.",
-	"KILL <ip:port>",
-	"    Kill connection made from <ip:port>.",
-	"KILL <option> <value> [<option> <value> [...]]",
-	"    Kill connections. Options are:",
-	"    * ADDR (<ip:port>|<unixsocket>:0)",
-	"      Kill connections made from the specified address",
-	"    * LADDR (<ip:port>|<unixsocket>:0)",
-	"      Kill connections made to specified local address",
-	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-	"      Kill connections by type.",
-	"    * USER <username>",
-	"      Kill connections authenticated by <username>.",
-	"    * SKIPME (YES|NO)",
-	"      Skip killing current connection (default: yes).",
-	"    * ID <client-id>",
-	"      Kill connections by client id.",
-	"    * MAXAGE <maxage>",
-	"      Kill connections older than the specified age.",
-	"LIST [options ...]",
-	"    Return information about client connections. Options:",
-	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-	"      Return clients of specified type.",
-	"    * ID <client-id> [<client-id> ...]",
-	"      Return clients with specified IDs only.",
-	"SETNAME <name>",
-	"    Assign the name <name> to the current connection.",
-	"HELP",
-	"    Print this help.",
-	NULL,
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "    * ID <client-id> [<client-id> ...]",
+    "      Return clients with specified IDs only.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "HELP",
+    "    Print this help.",
+    NULL,
 };
 
 static void reply_help(struct conn *c, const char *const *lines)
@@ -530,16 +536,16 @@ static void client_sub(struct conn *c, int argc)
 /* --------------------------------------------------------------- CONFIG */
 
 static const char *const config_help[] = {
-	"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"GET <pattern>",
-	"    Return parameters matching the glob-like <pattern> and their values.",
-	"SET <directive> <value>",
-	"    Set the configuration <directive> to <value>.",
-	"RESETSTAT",
-	"    Reset statistics reported by the INFO command.",
-	"HELP",
-	"    Print this help.",
-	NULL,
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "HELP",
+    "    Print this help.",
+    NULL,
 };
 
 static void config_sub(struct conn *c, int argc)
@@ -564,97 +570,95 @@ static void command_sub(struct conn *c, int argc);
 static void command_all(struct conn *c, int argc);
 
 static const struct cmd client_subs[] = {
-	{ "id", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "5.0.0",
-	  "Returns the unique client ID of the connection.", NULL, 0, "@slow @connection", "client|id" },
-	{ "setname", client_sub, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection",
-	  "2.6.9", "Sets the connection name.", NULL, 0, "@slow @connection", "client|setname" },
-	{ "getname", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection",
-	  "2.6.9", "Returns the name of the connection.", NULL, 0, "@slow @connection",
-	  "client|getname" },
-	{ "list", client_sub, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
-	  "connection", "2.4.0", "Lists open connections.", NULL, 0,
-	  "@admin @slow @dangerous @connection", "client|list" },
-	{ "info", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "6.2.0",
-	  "Returns information about the connection.", NULL, 0, "@slow @connection", "client|info" },
-	{ "kill", client_sub, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
-	  "connection", "2.4.0", "Terminates open connections.", NULL, 0,
-	  "@admin @slow @dangerous @connection", "client|kill" },
-	{ "help", client_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "5.0.0",
-	  "Returns helpful text about the different subcommands.", NULL, 0, "@slow @connection",
-	  "client|help" },
+    {"id", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "5.0.0",
+     "Returns the unique client ID of the connection.", NULL, 0, "@slow @connection", "client|id"},
+    {"setname", client_sub, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection",
+     "2.6.9", "Sets the connection name.", NULL, 0, "@slow @connection", "client|setname"},
+    {"getname", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection",
+     "2.6.9", "Returns the name of the connection.", NULL, 0, "@slow @connection",
+     "client|getname"},
+    {"list", client_sub, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "connection", "2.4.0", "Lists open connections.", NULL, 0,
+     "@admin @slow @dangerous @connection", "client|list"},
+    {"info", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "6.2.0",
+     "Returns information about the connection.", NULL, 0, "@slow @connection", "client|info"},
+    {"kill", client_sub, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "connection", "2.4.0", "Terminates open connections.", NULL, 0,
+     "@admin @slow @dangerous @connection", "client|kill"},
+    {"help", client_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "5.0.0",
+     "Returns helpful text about the different subcommands.", NULL, 0, "@slow @connection",
+     "client|help"},
 };
 
 static const struct cmd config_subs[] = {
-	{ "get", config_sub, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server",
-	  "2.0.0", "Returns the effective values of configuration parameters.", NULL, 0,
-	  "@admin @slow @dangerous", "config|get" },
-	{ "set", config_sub, -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server",
-	  "2.0.0", "Sets configuration parameters in-flight.", NULL, 0, "@admin @slow @dangerous",
-	  "config|set" },
-	{ "resetstat", config_sub, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
-	  "server", "2.0.0", "Resets the server's statistics.", NULL, 0, "@admin @slow @dangerous",
-	  "config|resetstat" },
-	{ "help", config_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
-	  "Returns helpful text about the different subcommands.", NULL, 0, "@slow", "config|help" },
+    {"get", config_sub, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server",
+     "2.0.0", "Returns the effective values of configuration parameters.", NULL, 0,
+     "@admin @slow @dangerous", "config|get"},
+    {"set", config_sub, -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server",
+     "2.0.0", "Sets configuration parameters in-flight.", NULL, 0, "@admin @slow @dangerous",
+     "config|set"},
+    {"resetstat", config_sub, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "server", "2.0.0", "Resets the server's statistics.", NULL, 0, "@admin @slow @dangerous",
+     "config|resetstat"},
+    {"help", config_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
+     "Returns helpful text about the different subcommands.", NULL, 0, "@slow", "config|help"},
 };
 
 static const struct cmd command_subs[] = {
-	{ "count", command_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
-	  "Returns a count of commands.", NULL, 0, "@slow @connection", "command|count" },
-	{ "info", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
-	  "Returns information about one, multiple or all commands.", NULL, 0, "@slow @connection",
-	  "command|info" },
-	{ "docs", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
-	  "Returns documentary information about one, multiple or all commands.", NULL, 0,
-	  "@slow @connection", "command|docs" },
-	{ "list", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
-	  "Returns a list of command names.", NULL, 0, "@slow @connection", "command|list" },
-	{ "help", command_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
-	  "Returns helpful text about the different subcommands.", NULL, 0, "@slow @connection",
-	  "command|help" },
+    {"count", command_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+     "Returns a count of commands.", NULL, 0, "@slow @connection", "command|count"},
+    {"info", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+     "Returns information about one, multiple or all commands.", NULL, 0, "@slow @connection",
+     "command|info"},
+    {"docs", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
+     "Returns documentary information about one, multiple or all commands.", NULL, 0,
+     "@slow @connection", "command|docs"},
+    {"list", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
+     "Returns a list of command names.", NULL, 0, "@slow @connection", "command|list"},
+    {"help", command_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
+     "Returns helpful text about the different subcommands.", NULL, 0, "@slow @connection",
+     "command|help"},
 };
 
 #define NSUB(a) ((int)(sizeof(a) / sizeof(a[0])))
 
 static const struct cmd base_cmds[] = {
-	{ "ping", cmd_ping, -1, CMD_FAST | CMD_STALE, 0, 0, 0, "connection", "1.0.0",
-	  "Returns the server's liveliness response.", NULL, 0, "@fast @connection", NULL },
-	{ "echo", cmd_echo, 2, CMD_FAST | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "1.0.0",
-	  "Returns the given string.", NULL, 0, "@fast @connection", NULL },
-	{ "quit", cmd_quit, -1, CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0, 0, 0, "connection", "1.0.0",
-	  "Closes the connection.", NULL, 0, "@fast @connection", NULL },
-	{ "hello", cmd_hello, -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0,
-	  0, 0, "connection", "6.0.0", "Handshakes with the Redis server.", NULL, 0,
-	  "@fast @connection", NULL },
-	{ "auth", cmd_auth, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0, 0,
-	  0, "connection", "1.0.0", "Authenticates the connection.", NULL, 0, "@fast @connection",
-	  NULL },
-	{ "select", cmd_select, 2, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "connection", "1.0.0",
-	  "Changes the selected database.", NULL, 0, "@fast @connection", NULL },
-	{ "time", cmd_time, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "2.6.0",
-	  "Returns the server time.", NULL, 0, "@fast", NULL },
-	{ "info", cmd_info, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "1.0.0",
-	  "Returns information and statistics about the server.", NULL, 0, "@slow @dangerous", NULL },
-	{ "shutdown", cmd_shutdown, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
-	  "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the server.",
-	  NULL, 0, "@admin @slow @dangerous", NULL },
-	{ "client", NULL, -2, CMD_SENTINEL, 0, 0, 0, "connection", "2.4.0",
-	  "A container for client connection commands.", client_subs, NSUB(client_subs), "@slow",
-	  NULL },
-	{ "config", NULL, -2, 0, 0, 0, 0, "server", "2.0.0",
-	  "A container for server configuration commands.", config_subs, NSUB(config_subs), "@slow",
-	  NULL },
-	{ "command", command_all, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
-	  "Returns detailed information about all commands.", command_subs, NSUB(command_subs),
-	  "@slow @connection", NULL },
+    {"ping", cmd_ping, -1, CMD_FAST | CMD_STALE, 0, 0, 0, "connection", "1.0.0",
+     "Returns the server's liveliness response.", NULL, 0, "@fast @connection", NULL},
+    {"echo", cmd_echo, 2, CMD_FAST | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "1.0.0",
+     "Returns the given string.", NULL, 0, "@fast @connection", NULL},
+    {"quit", cmd_quit, -1, CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0, 0, 0, "connection",
+     "1.0.0", "Closes the connection.", NULL, 0, "@fast @connection", NULL},
+    {"hello", cmd_hello, -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0, 0,
+     0, "connection", "6.0.0", "Handshakes with the Redis server.", NULL, 0, "@fast @connection",
+     NULL},
+    {"auth", cmd_auth, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0, 0, 0,
+     "connection", "1.0.0", "Authenticates the connection.", NULL, 0, "@fast @connection", NULL},
+    {"select", cmd_select, 2, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "connection", "1.0.0",
+     "Changes the selected database.", NULL, 0, "@fast @connection", NULL},
+    {"time", cmd_time, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "2.6.0",
+     "Returns the server time.", NULL, 0, "@fast", NULL},
+    {"info", cmd_info, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "1.0.0",
+     "Returns information and statistics about the server.", NULL, 0, "@slow @dangerous", NULL},
+    {"shutdown", cmd_shutdown, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the server.",
+     NULL, 0, "@admin @slow @dangerous", NULL},
+    {"client", NULL, -2, CMD_SENTINEL, 0, 0, 0, "connection", "2.4.0",
+     "A container for client connection commands.", client_subs, NSUB(client_subs), "@slow", NULL},
+    {"config", NULL, -2, 0, 0, 0, 0, "server", "2.0.0",
+     "A container for server configuration commands.", config_subs, NSUB(config_subs), "@slow",
+     NULL},
+    {"command", command_all, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+     "Returns detailed information about all commands.", command_subs, NSUB(command_subs),
+     "@slow @connection", NULL},
 };
 
 /* ------------------------------------------------------------ the table */
 
-static const struct cmd **table;        /* every top-level command */
+static const struct cmd **table; /* every top-level command */
 static int ntable;
 #define IDX_SLOTS 1024
-static int idx_slot[IDX_SLOTS];         /* index into table + 1, 0 = empty */
+static int idx_slot[IDX_SLOTS]; /* index into table + 1, 0 = empty */
 
 static unsigned name_hash(const char *s, size_t n)
 {
@@ -733,7 +737,8 @@ static void unknown_command(struct conn *c, int argc)
 	for (int i = 1; i < argc && n < 128; i++) {
 		int room = 128 - (int)n;
 		int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ",
-				 (int)(ARGL(c, i) < (size_t)room ? ARGL(c, i) : (size_t)room), ARGV(c, i));
+				 (int)(ARGL(c, i) < (size_t)room ? ARGL(c, i) : (size_t)room),
+				 ARGV(c, i));
 		n += (size_t)w;
 	}
 	reply_errorf(c, "unknown command '%.128s', with args beginning with: %s", ARGV(c, 0), args);
@@ -774,7 +779,8 @@ void cmd_dispatch(struct conn *c)
 			char up[32];
 
 			upper(up, k->name, strlen(k->name));
-			reply_errorf(c, "unknown subcommand '%.128s'. Try %s HELP.", ARGV(c, 1), up);
+			reply_errorf(c, "unknown subcommand '%.128s'. Try %s HELP.", ARGV(c, 1),
+				     up);
 			goto done;
 		} else {
 			const struct cmd *s = &k->subs[sub];
@@ -783,7 +789,8 @@ void cmd_dispatch(struct conn *c)
 			atomic_store_explicit(&c->last_sub, sub, memory_order_relaxed);
 
 			if ((s->arity > 0 && argc != s->arity) || argc < -s->arity) {
-				reply_errorf(c, "wrong number of arguments for '%s' command", s->fullname);
+				reply_errorf(c, "wrong number of arguments for '%s' command",
+					     s->fullname);
 				goto done;
 			}
 			s->proc(c, argc);
@@ -796,9 +803,9 @@ done:
 }
 
 /* COMMAND INFO entry: name arity flags first last step acl tips keyspecs subs */
-static const char *const flag_names[] = { "write", "readonly", "fast", "admin", "noscript",
-					  "loading", "stale", "no_auth", "sentinel", "denyoom",
-					  "pubsub" };
+static const char *const flag_names[] = {"write",    "readonly", "fast",  "admin",
+					 "noscript", "loading",	 "stale", "no_auth",
+					 "sentinel", "denyoom",	 "pubsub"};
 
 static void command_info_one(struct conn *c, const struct cmd *k, const char *name)
 {
@@ -832,8 +839,8 @@ static void command_info_one(struct conn *c, const struct cmd *k, const char *na
 		while (*p == ' ')
 			p++;
 	}
-	reply_array(c, 0);      /* tips */
-	reply_array(c, 0);      /* key specs */
+	reply_array(c, 0); /* tips */
+	reply_array(c, 0); /* key specs */
 	reply_array(c, k->subs ? k->nsubs : 0);
 	for (int i = 0; k->subs && i < k->nsubs; i++)
 		command_info_one(c, &k->subs[i], k->subs[i].fullname);
@@ -848,24 +855,24 @@ static void command_all(struct conn *c, int argc)
 }
 
 static const char *const command_help[] = {
-	"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"(no subcommand)",
-	"    Return details about all commands.",
-	"COUNT",
-	"    Return the total number of commands in this server.",
-	"LIST",
-	"    Return a list of all commands in this server.",
-	"INFO [<command-name> ...]",
-	"    Return details about multiple commands.",
-	"    If no command names are given, documentation details for all",
-	"    commands are returned.",
-	"DOCS [<command-name> ...]",
-	"    Return documentation details about multiple commands.",
-	"    If no command names are given, documentation details for all",
-	"    commands are returned.",
-	"HELP",
-	"    Print this help.",
-	NULL,
+    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "(no subcommand)",
+    "    Return details about all commands.",
+    "COUNT",
+    "    Return the total number of commands in this server.",
+    "LIST",
+    "    Return a list of all commands in this server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "HELP",
+    "    Print this help.",
+    NULL,
 };
 
 static const struct cmd *find_full(const char *s, size_t n)
@@ -908,66 +915,63 @@ struct docspec {
 };
 
 static const struct docspec specs[] = {
-	{ "ping", "[message]" },
-	{ "echo", "message" },
-	{ "hello", "[protover:integer [AUTH username password] [SETNAME clientname]]" },
-	{ "auth", "[username] password" },
-	{ "select", "index:integer" },
-	{ "info", "[section...]" },
-	{ "shutdown", "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]" },
-	{ "client|setname", "connection-name" },
-	{ "client|kill",
-	  "{ip:port|[ID client-id:integer] [TYPE type] [USER username] [ADDR ip:port] "
-	  "[LADDR ip:port] [SKIPME yes/no] [MAXAGE maxage:integer]}" },
-	{ "client|list", "[TYPE type] [ID client-id:integer...]" },
-	{ "config|get", "parameter..." },
-	{ "config|set", "{parameter value}..." },
-	{ "command|info", "[command-name...]" },
-	{ "command|docs", "[command-name...]" },
-	{ "get", "key" },
-	{ "set",
-	  "key value [NX|XX] [GET] [EX seconds:integer|PX milliseconds:integer|"
-	  "EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]" },
-	{ "setnx", "key value" },
-	{ "setex", "key seconds:integer value" },
-	{ "psetex", "key milliseconds:integer value" },
-	{ "getset", "key value" },
-	{ "getdel", "key" },
-	{ "getex",
-	  "key [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|"
-	  "PXAT unix-time-milliseconds:unix-time|PERSIST]" },
-	{ "mget", "key..." },
-	{ "mset", "{key value}..." },
-	{ "msetnx", "{key value}..." },
-	{ "del", "key..." },
-	{ "unlink", "key..." },
-	{ "exists", "key..." },
-	{ "incr", "key" },
-	{ "decr", "key" },
-	{ "incrby", "key increment:integer" },
-	{ "decrby", "key decrement:integer" },
-	{ "incrbyfloat", "key increment:double" },
-	{ "append", "key value" },
-	{ "strlen", "key" },
-	{ "getrange", "key start:integer end:integer" },
-	{ "setrange", "key offset:integer value" },
-	{ "expire", "key seconds:integer [NX|XX|GT|LT]" },
-	{ "pexpire", "key milliseconds:integer [NX|XX|GT|LT]" },
-	{ "expireat", "key unix-time-seconds:unix-time [NX|XX|GT|LT]" },
-	{ "pexpireat", "key unix-time-milliseconds:unix-time [NX|XX|GT|LT]" },
-	{ "ttl", "key" },
-	{ "pttl", "key" },
-	{ "expiretime", "key" },
-	{ "pexpiretime", "key" },
-	{ "persist", "key" },
-	{ "type", "key" },
-	{ "rename", "key newkey:key" },
-	{ "renamenx", "key newkey:key" },
-	{ "copy", "source:key destination:key [DB destination-db:integer] [REPLACE]" },
-	{ "keys", "pattern:pattern" },
-	{ "scan", "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type]" },
-	{ "flushdb", "[ASYNC|SYNC]" },
-	{ "flushall", "[ASYNC|SYNC]" },
+    {"ping", "[message]"},
+    {"echo", "message"},
+    {"hello", "[protover:integer [AUTH username password] [SETNAME clientname]]"},
+    {"auth", "[username] password"},
+    {"select", "index:integer"},
+    {"info", "[section...]"},
+    {"shutdown", "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]"},
+    {"client|setname", "connection-name"},
+    {"client|kill", "{ip:port|[ID client-id:integer] [TYPE type] [USER username] [ADDR ip:port] "
+		    "[LADDR ip:port] [SKIPME yes/no] [MAXAGE maxage:integer]}"},
+    {"client|list", "[TYPE type] [ID client-id:integer...]"},
+    {"config|get", "parameter..."},
+    {"config|set", "{parameter value}..."},
+    {"command|info", "[command-name...]"},
+    {"command|docs", "[command-name...]"},
+    {"get", "key"},
+    {"set", "key value [NX|XX] [GET] [EX seconds:integer|PX milliseconds:integer|"
+	    "EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]"},
+    {"setnx", "key value"},
+    {"setex", "key seconds:integer value"},
+    {"psetex", "key milliseconds:integer value"},
+    {"getset", "key value"},
+    {"getdel", "key"},
+    {"getex", "key [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|"
+	      "PXAT unix-time-milliseconds:unix-time|PERSIST]"},
+    {"mget", "key..."},
+    {"mset", "{key value}..."},
+    {"msetnx", "{key value}..."},
+    {"del", "key..."},
+    {"unlink", "key..."},
+    {"exists", "key..."},
+    {"incr", "key"},
+    {"decr", "key"},
+    {"incrby", "key increment:integer"},
+    {"decrby", "key decrement:integer"},
+    {"incrbyfloat", "key increment:double"},
+    {"append", "key value"},
+    {"strlen", "key"},
+    {"getrange", "key start:integer end:integer"},
+    {"setrange", "key offset:integer value"},
+    {"expire", "key seconds:integer [NX|XX|GT|LT]"},
+    {"pexpire", "key milliseconds:integer [NX|XX|GT|LT]"},
+    {"expireat", "key unix-time-seconds:unix-time [NX|XX|GT|LT]"},
+    {"pexpireat", "key unix-time-milliseconds:unix-time [NX|XX|GT|LT]"},
+    {"ttl", "key"},
+    {"pttl", "key"},
+    {"expiretime", "key"},
+    {"pexpiretime", "key"},
+    {"persist", "key"},
+    {"type", "key"},
+    {"rename", "key newkey:key"},
+    {"renamenx", "key newkey:key"},
+    {"copy", "source:key destination:key [DB destination-db:integer] [REPLACE]"},
+    {"keys", "pattern:pattern"},
+    {"scan", "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type]"},
+    {"flushdb", "[ASYNC|SYNC]"},
+    {"flushall", "[ASYNC|SYNC]"},
 };
 
 #define MAXNODES 64
@@ -976,7 +980,7 @@ struct node {
 	const char *name, *type, *token;
 	size_t namelen, tokenlen, typelen;
 	int optional, multiple;
-	int kind;               /* 0 plain, 1 pure-token, 2 block, 3 oneof */
+	int kind; /* 0 plain, 1 pure-token, 2 block, 3 oneof */
 	int child[16];
 	int nchild;
 };
@@ -1066,9 +1070,10 @@ static int parse_item(struct parser *ps)
 			const char *w = ps->p, *colon = memchr(w, ':', (size_t)n);
 
 			/* "ip:port" keeps its colon: only known types follow one */
-			if (colon && (strncmp(colon + 1, "integer", 7) && strncmp(colon + 1, "key", 3) &&
-				      strncmp(colon + 1, "double", 6) && strncmp(colon + 1, "pattern", 7) &&
-				      strncmp(colon + 1, "unix-time", 9) && strncmp(colon + 1, "string", 6)))
+			if (colon &&
+			    (strncmp(colon + 1, "integer", 7) && strncmp(colon + 1, "key", 3) &&
+			     strncmp(colon + 1, "double", 6) && strncmp(colon + 1, "pattern", 7) &&
+			     strncmp(colon + 1, "unix-time", 9) && strncmp(colon + 1, "string", 6)))
 				colon = NULL;
 			ps->n[id].name = w;
 			ps->n[id].namelen = colon ? (size_t)(colon - w) : (size_t)n;
@@ -1145,9 +1150,8 @@ static void emit(struct conn *c, struct parser *ps, int id)
 {
 	const struct node *n = &ps->n[id];
 	int nflags = n->optional + n->multiple;
-	int fields = 2 + (n->token && n->kind != 2 && n->kind != 3) + (nflags > 0) +
-		     (n->kind >= 2);
-	static const char *const kinds[] = { NULL, "pure-token", "block", "oneof" };
+	int fields = 2 + (n->token && n->kind != 2 && n->kind != 3) + (nflags > 0) + (n->kind >= 2);
+	static const char *const kinds[] = {NULL, "pure-token", "block", "oneof"};
 
 	reply_map(c, fields);
 	reply_bulk_str(c, "name");
@@ -1214,7 +1218,7 @@ static void cmd_docs_reply_args(struct conn *c, const char *fullname)
 		if (ntop < 16)
 			top[ntop++] = parse_item(&ps);
 		if (*ps.p == '|' || *ps.p == ']' || *ps.p == '}')
-			ps.p++;         /* stray separators in a spec: skip */
+			ps.p++; /* stray separators in a spec: skip */
 	}
 	reply_array(c, ntop);
 	for (int i = 0; i < ntop; i++)

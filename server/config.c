@@ -30,45 +30,47 @@ struct cfg_opt {
 	const char *name;
 	enum cfg_type type;
 	int mutable_;
-	void *ptr;              /* int, _Atomic long long, _Atomic int, char * */
+	void *ptr; /* int, _Atomic long long, _Atomic int, char * */
 	long long min, max;
 	const char *const *enums;
 };
 
-static const char *const loglevels[] = { "debug", "verbose", "notice", "warning", NULL };
+static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
 
-static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER;  /* mutable string options */
+static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* mutable string options */
 static int threads_cfg;
-static char *save_str;           /* accepted for compatibility; no persistence yet */
-static int appendonly_cfg;       /* accepted for compatibility; only "no" */
+static char *save_str;	   /* accepted for compatibility; no persistence yet */
+static int appendonly_cfg; /* accepted for compatibility; only "no" */
 static char *unixsocket_str;
 
-#define OPT(n, t, m, p, lo, hi, e) { n, t, m, (void *)(p), lo, hi, e }
+#define OPT(n, t, m, p, lo, hi, e)                                                                 \
+	{                                                                                          \
+		n, t, m, (void *)(p), lo, hi, e                                                    \
+	}
 static const struct cfg_opt opts[] = {
-	OPT("bind", T_BIND, 0, NULL, 0, 0, NULL),
-	OPT("port", T_INT, 0, &g_cfg.port, 0, 65535, NULL),
-	OPT("unixsocket", T_STR, 0, &unixsocket_str, 0, 0, NULL),
-	OPT("unixsocketperm", T_OCTAL, 0, &g_cfg.unixsocketperm, 0, 0777, NULL),
-	OPT("threads", T_INT, 0, &threads_cfg, 0, 256, NULL),
-	OPT("maxclients", T_INT, 1, &g_cfg.maxclients, 1, 4294967295LL, NULL),
-	OPT("timeout", T_INT, 1, &g_cfg.timeout, 0, INT_MAX, NULL),
-	OPT("tcp-keepalive", T_INT, 1, &g_cfg.tcp_keepalive, 0, INT_MAX, NULL),
-	OPT("loglevel", T_ENUM, 1, &g_cfg.loglevel, 0, 0, loglevels),
-	OPT("logfile", T_STR, 0, &g_cfg.logfile, 0, 0, NULL),
-	OPT("pidfile", T_STR, 0, &g_cfg.pidfile, 0, 0, NULL),
-	OPT("daemonize", T_BOOL, 0, &g_cfg.daemonize, 0, 1, NULL),
-	OPT("proto-max-bulk-len", T_MEM, 1, &g_cfg.proto_max_bulk_len, 1024 * 1024, LLONG_MAX, NULL),
-	OPT("client-query-buffer-limit", T_MEM, 1, &g_cfg.client_query_buffer_limit, 1024 * 1024,
-	    LLONG_MAX, NULL),
-	OPT("hz", T_INT, 1, &g_cfg.hz, 1, 500, NULL),
-	OPT("tcp-backlog", T_INT, 0, &g_cfg.tcp_backlog, 0, INT_MAX, NULL),
-	OPT("save", T_STR, 1, &save_str, 0, 0, NULL),
-	OPT("appendonly", T_BOOL, 1, &appendonly_cfg, 0, 1, NULL),
-	OPT("client-output-buffer-pause", T_MEM, 1, &g_cfg.client_output_buffer_soft, 16 * 1024,
-	    LLONG_MAX, NULL),
+    OPT("bind", T_BIND, 0, NULL, 0, 0, NULL),
+    OPT("port", T_INT, 0, &g_cfg.port, 0, 65535, NULL),
+    OPT("unixsocket", T_STR, 0, &unixsocket_str, 0, 0, NULL),
+    OPT("unixsocketperm", T_OCTAL, 0, &g_cfg.unixsocketperm, 0, 0777, NULL),
+    OPT("threads", T_INT, 0, &threads_cfg, 0, 256, NULL),
+    OPT("maxclients", T_INT, 1, &g_cfg.maxclients, 1, 4294967295LL, NULL),
+    OPT("timeout", T_INT, 1, &g_cfg.timeout, 0, INT_MAX, NULL),
+    OPT("tcp-keepalive", T_INT, 1, &g_cfg.tcp_keepalive, 0, INT_MAX, NULL),
+    OPT("loglevel", T_ENUM, 1, &g_cfg.loglevel, 0, 0, loglevels),
+    OPT("logfile", T_STR, 0, &g_cfg.logfile, 0, 0, NULL),
+    OPT("pidfile", T_STR, 0, &g_cfg.pidfile, 0, 0, NULL),
+    OPT("daemonize", T_BOOL, 0, &g_cfg.daemonize, 0, 1, NULL),
+    OPT("proto-max-bulk-len", T_MEM, 1, &g_cfg.proto_max_bulk_len, 1024 * 1024, LLONG_MAX, NULL),
+    OPT("client-query-buffer-limit", T_MEM, 1, &g_cfg.client_query_buffer_limit, 1024 * 1024,
+	LLONG_MAX, NULL),
+    OPT("hz", T_INT, 1, &g_cfg.hz, 1, 500, NULL),
+    OPT("tcp-backlog", T_INT, 0, &g_cfg.tcp_backlog, 0, INT_MAX, NULL),
+    OPT("save", T_STR, 1, &save_str, 0, 0, NULL),
+    OPT("appendonly", T_BOOL, 1, &appendonly_cfg, 0, 1, NULL),
+    OPT("client-output-buffer-pause", T_MEM, 1, &g_cfg.client_output_buffer_soft, 16 * 1024,
+	LLONG_MAX, NULL),
 };
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
-
 
 void cfg_defaults(void)
 {
@@ -130,13 +132,14 @@ static long long load_int(const struct cfg_opt *o)
  * Parse one value of a numeric, boolean or enum option into *v.  Return NULL
  * or a message naming the reason (static, or formatted into errbuf).
  */
-static const char *parse_value(const struct cfg_opt *o, const char *arg, long long *v,
-			       char *errbuf, size_t errlen)
+static const char *parse_value(const struct cfg_opt *o, const char *arg, long long *v, char *errbuf,
+			       size_t errlen)
 {
 	switch (o->type) {
 	case T_BOOL:
 		if (o->ptr == &appendonly_cfg && !strcasecmp(arg, "yes"))
-			return "rcukv has no append-only file (persistence comes with a later issue)";
+			return "rcukv has no append-only file (persistence comes with a later "
+			       "issue)";
 		if (!strcasecmp(arg, "yes"))
 			*v = 1;
 		else if (!strcasecmp(arg, "no"))
@@ -218,7 +221,7 @@ static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *e
 }
 
 __attribute__((noreturn)) static void fatal_line(const char *file, int lineno, const char *line,
-						  const char *reason)
+						 const char *reason)
 {
 	fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (rcukv %s) ***\n", RCUKV_VERSION);
 	if (file)
@@ -254,7 +257,8 @@ static void load_line(const char *file, int lineno, const char *line)
 	if (!o) {
 		char msg[200];
 
-		snprintf(msg, sizeof(msg), "Bad directive or wrong number of arguments: unknown option '%s'",
+		snprintf(msg, sizeof(msg),
+			 "Bad directive or wrong number of arguments: unknown option '%s'",
 			 argv[0]);
 		fatal_line(file, lineno, line, msg);
 	}
@@ -293,7 +297,8 @@ void cfg_load(int argc, char **argv)
 
 			lineno++;
 			if (n == sizeof(line) - 1 && line[n - 1] != '\n')
-				fatal_line(g_cfg.config_file, lineno, "...", "line too long (max 4095 bytes)");
+				fatal_line(g_cfg.config_file, lineno, "...",
+					   "line too long (max 4095 bytes)");
 			while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 				line[--n] = '\0';
 			load_line(g_cfg.config_file, lineno, line);
@@ -310,8 +315,8 @@ void cfg_load(int argc, char **argv)
 		if (strncmp(argv[i], "--", 2) != 0 || argv[i][2] == '\0') {
 			char msg[300];
 
-			snprintf(msg, sizeof(msg), "expected an option starting with '--', got '%s'",
-				 argv[i]);
+			snprintf(msg, sizeof(msg),
+				 "expected an option starting with '--', got '%s'", argv[i]);
 			fatal_line(NULL, i, argv[i], msg);
 		}
 		n = (size_t)snprintf(buf, sizeof(buf), "%s", argv[i] + 2);
@@ -369,7 +374,8 @@ static void opt_value(const struct cfg_opt *o, char *buf, size_t len)
 
 		buf[0] = '\0';
 		for (int i = 0; i < g_cfg.nbind && n < len; i++)
-			n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", g_cfg.bind[i]);
+			n +=
+			    (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", g_cfg.bind[i]);
 		break;
 	}
 	}
@@ -418,21 +424,24 @@ void cfg_cmd_set(struct conn *c, int argc)
 		const struct cfg_opt *o = find_opt(ARGV(c, a), ARGL(c, a));
 
 		if (!o) {
-			reply_errorf(c, "Unknown option or number of arguments for CONFIG SET - '%.*s'",
-				     (int)ARGL(c, a), ARGV(c, a));
+			reply_errorf(
+			    c, "Unknown option or number of arguments for CONFIG SET - '%.*s'",
+			    (int)ARGL(c, a), ARGV(c, a));
 			return;
 		}
 		for (int k = 0; k < nfound; k++) {
 			if (found[k] == o) {
 				reply_errorf(c,
-					     "CONFIG SET failed (possibly related to argument '%s') - duplicate parameter",
+					     "CONFIG SET failed (possibly related to argument "
+					     "'%s') - duplicate parameter",
 					     o->name);
 				return;
 			}
 		}
 		if (!o->mutable_) {
 			reply_errorf(c,
-				     "CONFIG SET failed (possibly related to argument '%s') - can't set immutable config",
+				     "CONFIG SET failed (possibly related to argument '%s') - "
+				     "can't set immutable config",
 				     o->name);
 			return;
 		}
@@ -446,9 +455,11 @@ void cfg_cmd_set(struct conn *c, int argc)
 		const char *err = NULL;
 
 		if (o->type != T_STR)
-			err = parse_value(o, ARGV(c, 2 + 2 * k + 1), &vals[k], errbuf, sizeof(errbuf));
+			err = parse_value(o, ARGV(c, 2 + 2 * k + 1), &vals[k], errbuf,
+					  sizeof(errbuf));
 		if (err) {
-			reply_errorf(c, "CONFIG SET failed (possibly related to argument '%s') - %s",
+			reply_errorf(c,
+				     "CONFIG SET failed (possibly related to argument '%s') - %s",
 				     o->name, err);
 			return;
 		}

@@ -14,8 +14,8 @@
  * Replies follow Redis 7.0 byte for byte; tests/server/cases.txt checks them.
  */
 #define RCU_FLAVOR_QSBR
-#include "rcu/rcu.h"
 #include "hashtable/ht.h"
+#include "rcu/rcu.h"
 #include "server/server_internal.h"
 
 #include <errno.h>
@@ -181,7 +181,8 @@ static int parse_set_opts(struct conn *c, int argc, int first, int kind, const c
 			*flags |= SET_PERSIST;
 		} else if ((util_strcaseeq(o, ol, "ex") || util_strcaseeq(o, ol, "px") ||
 			    util_strcaseeq(o, ol, "exat") || util_strcaseeq(o, ol, "pxat")) &&
-			   !(f & (SET_KEEPTTL | SET_PERSIST | SET_EX | SET_PX | SET_EXAT | SET_PXAT)) &&
+			   !(f &
+			     (SET_KEEPTTL | SET_PERSIST | SET_EX | SET_PX | SET_EXAT | SET_PXAT)) &&
 			   more) {
 			if (util_strcaseeq(o, ol, "ex"))
 				*flags |= SET_EX;
@@ -245,7 +246,7 @@ static void set_generic(struct conn *c, int kidx, int vidx, unsigned flags, long
 			reply_null(c);
 		return;
 	}
-	if (reply_kind == 1) {          /* SETNX */
+	if (reply_kind == 1) { /* SETNX */
 		reply_int(c, rc == 0);
 		return;
 	}
@@ -357,7 +358,7 @@ static int getx_fn(struct ht_rmw *r, void *argp)
 
 static void cmd_getdel(struct conn *c, int argc)
 {
-	struct getx_arg a = { c, 0, 0, 1 };
+	struct getx_arg a = {c, 0, 0, 1};
 	int rc;
 
 	(void)argc;
@@ -368,7 +369,7 @@ static void cmd_getdel(struct conn *c, int argc)
 
 static void cmd_getex(struct conn *c, int argc)
 {
-	struct getx_arg a = { c, 0, 0, 0 };
+	struct getx_arg a = {c, 0, 0, 0};
 	int rc;
 
 	if (parse_set_opts(c, argc, 2, CMD_GETEX_KIND, "getex", &a.flags, &a.expire) < 0)
@@ -428,8 +429,8 @@ static int mset_fn(struct ht_txn *tx, void *argp)
 
 static int run_txn(struct conn *c, size_t n, const int *argidx, ht_txn_fn fn, void *arg)
 {
-	const void *kstack[16] = { 0 };
-	size_t lstack[16] = { 0 };
+	const void *kstack[16] = {0};
+	size_t lstack[16] = {0};
 	const void **keys = n <= 16 ? kstack : xmalloc(n * sizeof(*keys));
 	size_t *lens = n <= 16 ? lstack : xmalloc(n * sizeof(*lens));
 	int rc;
@@ -448,12 +449,13 @@ static int run_txn(struct conn *c, size_t n, const int *argidx, ht_txn_fn fn, vo
 
 static void mset_generic(struct conn *c, int argc, int nx)
 {
-	struct mset_arg a = { c, nx, 0 };
+	struct mset_arg a = {c, nx, 0};
 	size_t n;
 	int *idx, rc;
 
 	if (argc % 2 == 0) {
-		reply_errorf(c, "wrong number of arguments for '%s' command", nx ? "msetnx" : "mset");
+		reply_errorf(c, "wrong number of arguments for '%s' command",
+			     nx ? "msetnx" : "mset");
 		return;
 	}
 	n = (size_t)(argc - 1) / 2;
@@ -488,9 +490,9 @@ static void cmd_msetnx(struct conn *c, int argc)
 
 /* RENAME / RENAMENX / COPY: keys[0] = source, keys[1] = destination. */
 struct move_arg {
-	int nx;          /* fail if destination exists */
-	int copy;        /* keep the source */
-	int result;      /* 1 done, 0 not done, -1 no such key */
+	int nx;	    /* fail if destination exists */
+	int copy;   /* keep the source */
+	int result; /* 1 done, 0 not done, -1 no such key */
 };
 
 static int move_fn(struct ht_txn *tx, void *argp)
@@ -518,8 +520,8 @@ static int move_fn(struct ht_txn *tx, void *argp)
 
 static void rename_generic(struct conn *c, int nx)
 {
-	struct move_arg a = { nx, 0, 0 };
-	static const int idx[2] = { 1, 2 };
+	struct move_arg a = {nx, 0, 0};
+	static const int idx[2] = {1, 2};
 	int rc;
 
 	if (ARGL(c, 1) == ARGL(c, 2) && !memcmp(ARGV(c, 1), ARGV(c, 2), ARGL(c, 1))) {
@@ -556,8 +558,8 @@ static void cmd_renamenx(struct conn *c, int argc)
 
 static void cmd_copy(struct conn *c, int argc)
 {
-	struct move_arg a = { 1, 1, 0 };
-	static const int idx[2] = { 1, 2 };
+	struct move_arg a = {1, 1, 0};
+	static const int idx[2] = {1, 2};
 	int rc;
 
 	for (int j = 3; j < argc; j++) {
@@ -571,7 +573,8 @@ static void cmd_copy(struct conn *c, int argc)
 				return;
 			}
 			if (dbid < INT32_MIN || dbid > INT32_MAX) {
-				reply_error(c, "value is out of range, value must between -2147483648 and 2147483647");
+				reply_error(c, "value is out of range, value must between "
+					       "-2147483648 and 2147483647");
 				return;
 			}
 			if (dbid != 0) {
@@ -695,7 +698,7 @@ static void reply_rmw_err(struct conn *c, int rc)
 
 static void incr_generic(struct conn *c, long long by)
 {
-	struct incr_arg a = { by, 0, 0, 0 };
+	struct incr_arg a = {by, 0, 0, 0};
 	int rc = ht_rmw(db, K(1), incr_fn, &a);
 
 	if (rc < 0)
@@ -763,7 +766,7 @@ static int incrfloat_fn(struct ht_rmw *r, void *argp)
 
 static void cmd_incrbyfloat(struct conn *c, int argc)
 {
-	struct incr_arg a = { 0, 0, 0, 0 };
+	struct incr_arg a = {0, 0, 0, 0};
 	int rc;
 
 	(void)argc;
@@ -783,7 +786,7 @@ static void cmd_incrbyfloat(struct conn *c, int argc)
 struct range_arg {
 	const char *p;
 	size_t n;
-	long long offset;       /* SETRANGE; -1 for APPEND */
+	long long offset; /* SETRANGE; -1 for APPEND */
 	long long newlen;
 };
 
@@ -831,7 +834,7 @@ static int append_fn(struct ht_rmw *r, void *argp)
 
 static void cmd_append(struct conn *c, int argc)
 {
-	struct range_arg a = { ARGV(c, 2), ARGL(c, 2), -1, 0 };
+	struct range_arg a = {ARGV(c, 2), ARGL(c, 2), -1, 0};
 	int rc;
 
 	(void)argc;
@@ -844,7 +847,7 @@ static void cmd_append(struct conn *c, int argc)
 
 static void cmd_setrange(struct conn *c, int argc)
 {
-	struct range_arg a = { ARGV(c, 3), ARGL(c, 3), 0, 0 };
+	struct range_arg a = {ARGV(c, 3), ARGL(c, 3), 0, 0};
 	int rc;
 
 	(void)argc;
@@ -977,7 +980,7 @@ static void expire_generic(struct conn *c, int argc, long long basetime, int sec
 	}
 	when += basetime;
 	if (when <= util_mstime()) {
-		struct expire_arg a = { flags, 0 };
+		struct expire_arg a = {flags, 0};
 
 		rc = ht_rmw(db, K(1), expire_past_fn, &a);
 		if (rc < 0)
@@ -986,10 +989,10 @@ static void expire_generic(struct conn *c, int argc, long long basetime, int sec
 			reply_int(c, a.result);
 		return;
 	}
-	rc = ht_expire_set(db, K(1), when,
-			   ((flags & EXP_NX) ? HT_EXPIRE_NX : 0) | ((flags & EXP_XX) ? HT_EXPIRE_XX : 0) |
-				   ((flags & EXP_GT) ? HT_EXPIRE_GT : 0) |
-				   ((flags & EXP_LT) ? HT_EXPIRE_LT : 0));
+	rc = ht_expire_set(
+	    db, K(1), when,
+	    ((flags & EXP_NX) ? HT_EXPIRE_NX : 0) | ((flags & EXP_XX) ? HT_EXPIRE_XX : 0) |
+		((flags & EXP_GT) ? HT_EXPIRE_GT : 0) | ((flags & EXP_LT) ? HT_EXPIRE_LT : 0));
 	if (rc == -ENOENT)
 		reply_int(c, 0);
 	else if (rc < 0)
@@ -1128,7 +1131,7 @@ static void keylist_reply_free(struct conn *c, struct keylist *kl)
 
 static void cmd_keys(struct conn *c, int argc)
 {
-	struct keylist kl = { 0 };
+	struct keylist kl = {0};
 
 	(void)argc;
 	kl.pat = ARGV(c, 1);
@@ -1142,7 +1145,7 @@ static void cmd_keys(struct conn *c, int argc)
 
 static void cmd_scan(struct conn *c, int argc)
 {
-	struct keylist kl = { 0 };
+	struct keylist kl = {0};
 	unsigned long long cursor;
 	long long count = 10;
 	int type_none = 0;
@@ -1235,7 +1238,8 @@ static void cmd_flush(struct conn *c, int argc)
 {
 	int rc;
 
-	if (argc > 2 || (argc == 2 && !util_strcaseeq(K(1), "async") && !util_strcaseeq(K(1), "sync"))) {
+	if (argc > 2 ||
+	    (argc == 2 && !util_strcaseeq(K(1), "async") && !util_strcaseeq(K(1), "sync"))) {
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
@@ -1300,47 +1304,121 @@ void db_active_expire_cycle(void)
 #define R CMD_READONLY
 #define F CMD_FAST
 struct cmd g_key_cmds[] = {
-	{ "get", cmd_get, 2, R | F, 1, 1, 1, "string", "1.0.0", "Returns the string value of a key.", NULL, 0, "@read @string @fast", NULL },
-	{ "set", cmd_set, -3, W, 1, 1, 1, "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", NULL, 0, "@write @string @slow", NULL },
-	{ "setnx", cmd_setnx, 3, W | F, 1, 1, 1, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", NULL, 0, "@write @string @fast", NULL },
-	{ "setex", cmd_setex, 4, W, 1, 1, 1, "string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", NULL, 0, "@write @string @slow", NULL },
-	{ "psetex", cmd_psetex, 4, W, 1, 1, 1, "string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", NULL, 0, "@write @string @slow", NULL },
-	{ "getset", cmd_getset, 3, W | F, 1, 1, 1, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.", NULL, 0, "@write @string @fast", NULL },
-	{ "getdel", cmd_getdel, 2, CMD_WRITE | F, 1, 1, 1, "string", "6.2.0", "Returns the string value of a key after deleting the key.", NULL, 0, "@write @string @fast", NULL },
-	{ "getex", cmd_getex, -2, CMD_WRITE | F, 1, 1, 1, "string", "6.2.0", "Returns the string value of a key after setting its expiration time.", NULL, 0, "@write @string @fast", NULL },
-	{ "mget", cmd_mget, -2, R | F, 1, -1, 1, "string", "1.0.0", "Atomically returns the string values of one or more keys.", NULL, 0, "@read @string @fast", NULL },
-	{ "mset", cmd_mset, -3, W, 1, -1, 2, "string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", NULL, 0, "@write @string @slow", NULL },
-	{ "msetnx", cmd_msetnx, -3, W, 1, -1, 2, "string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", NULL, 0, "@write @string @slow", NULL },
-	{ "del", cmd_del, -2, CMD_WRITE, 1, -1, 1, "generic", "1.0.0", "Deletes one or more keys.", NULL, 0, "@keyspace @write @slow", NULL },
-	{ "unlink", cmd_del, -2, CMD_WRITE | F, 1, -1, 1, "generic", "4.0.0", "Asynchronously deletes one or more keys.", NULL, 0, "@keyspace @write @fast", NULL },
-	{ "exists", cmd_exists, -2, R | F, 1, -1, 1, "generic", "1.0.0", "Determines whether one or more keys exist.", NULL, 0, "@keyspace @read @fast", NULL },
-	{ "incr", cmd_incr, 2, W | F, 1, 1, 1, "string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", NULL, 0, "@write @string @fast", NULL },
-	{ "decr", cmd_decr, 2, W | F, 1, 1, 1, "string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", NULL, 0, "@write @string @fast", NULL },
-	{ "incrby", cmd_incrby, 3, W | F, 1, 1, 1, "string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", NULL, 0, "@write @string @fast", NULL },
-	{ "decrby", cmd_decrby, 3, W | F, 1, 1, 1, "string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", NULL, 0, "@write @string @fast", NULL },
-	{ "incrbyfloat", cmd_incrbyfloat, 3, W | F, 1, 1, 1, "string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", NULL, 0, "@write @string @fast", NULL },
-	{ "append", cmd_append, 3, W | F, 1, 1, 1, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", NULL, 0, "@write @string @fast", NULL },
-	{ "strlen", cmd_strlen, 2, R | F, 1, 1, 1, "string", "2.2.0", "Returns the length of a string value.", NULL, 0, "@read @string @fast", NULL },
-	{ "getrange", cmd_getrange, 4, R, 1, 1, 1, "string", "2.4.0", "Returns a substring of the string stored at a key.", NULL, 0, "@read @string @slow", NULL },
-	{ "setrange", cmd_setrange, 4, W, 1, 1, 1, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", NULL, 0, "@write @string @slow", NULL },
-	{ "expire", cmd_expire, -3, CMD_WRITE | F, 1, 1, 1, "generic", "1.0.0", "Sets the expiration time of a key in seconds.", NULL, 0, "@keyspace @write @fast", NULL },
-	{ "pexpire", cmd_pexpire, -3, CMD_WRITE | F, 1, 1, 1, "generic", "2.6.0", "Sets the expiration time of a key in milliseconds.", NULL, 0, "@keyspace @write @fast", NULL },
-	{ "expireat", cmd_expireat, -3, CMD_WRITE | F, 1, 1, 1, "generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", NULL, 0, "@keyspace @write @fast", NULL },
-	{ "pexpireat", cmd_pexpireat, -3, CMD_WRITE | F, 1, 1, 1, "generic", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", NULL, 0, "@keyspace @write @fast", NULL },
-	{ "ttl", cmd_ttl, 2, R | F, 1, 1, 1, "generic", "1.0.0", "Returns the expiration time in seconds of a key.", NULL, 0, "@keyspace @read @fast", NULL },
-	{ "pttl", cmd_pttl, 2, R | F, 1, 1, 1, "generic", "2.6.0", "Returns the expiration time in milliseconds of a key.", NULL, 0, "@keyspace @read @fast", NULL },
-	{ "expiretime", cmd_expiretime, 2, R | F, 1, 1, 1, "generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", NULL, 0, "@keyspace @read @fast", NULL },
-	{ "pexpiretime", cmd_pexpiretime, 2, R | F, 1, 1, 1, "generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", NULL, 0, "@keyspace @read @fast", NULL },
-	{ "persist", cmd_persist, 2, CMD_WRITE | F, 1, 1, 1, "generic", "2.2.0", "Removes the expiration time of a key.", NULL, 0, "@keyspace @write @fast", NULL },
-	{ "type", cmd_type, 2, R | F, 1, 1, 1, "generic", "1.0.0", "Determines the type of value stored at a key.", NULL, 0, "@keyspace @read @fast", NULL },
-	{ "rename", cmd_rename, 3, CMD_WRITE, 1, 2, 1, "generic", "1.0.0", "Renames a key and overwrites the destination.", NULL, 0, "@keyspace @write @slow", NULL },
-	{ "renamenx", cmd_renamenx, 3, CMD_WRITE | F, 1, 2, 1, "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", NULL, 0, "@keyspace @write @fast", NULL },
-	{ "copy", cmd_copy, -3, W, 1, 2, 1, "generic", "6.2.0", "Copies the value of a key to a new key.", NULL, 0, "@keyspace @write @slow", NULL },
-	{ "keys", cmd_keys, 2, R, 0, 0, 0, "generic", "1.0.0", "Returns all key names that match a pattern.", NULL, 0, "@keyspace @read @slow @dangerous", NULL },
-	{ "scan", cmd_scan, -2, R, 0, 0, 0, "generic", "2.8.0", "Iterates over the key names in the database.", NULL, 0, "@keyspace @read @slow", NULL },
-	{ "randomkey", cmd_randomkey, 1, R, 0, 0, 0, "generic", "1.0.0", "Returns a random key name from the database.", NULL, 0, "@keyspace @read @slow", NULL },
-	{ "dbsize", cmd_dbsize, 1, R | F, 0, 0, 0, "server", "1.0.0", "Returns the number of keys in the database.", NULL, 0, "@keyspace @read @fast", NULL },
-	{ "flushdb", cmd_flush, -1, CMD_WRITE, 0, 0, 0, "server", "1.0.0", "Removes all keys from the current database.", NULL, 0, "@keyspace @write @slow @dangerous", NULL },
-	{ "flushall", cmd_flush, -1, CMD_WRITE, 0, 0, 0, "server", "1.0.0", "Removes all keys from all databases.", NULL, 0, "@keyspace @write @slow @dangerous", NULL },
+    {"get", cmd_get, 2, R | F, 1, 1, 1, "string", "1.0.0", "Returns the string value of a key.",
+     NULL, 0, "@read @string @fast", NULL},
+    {"set", cmd_set, -3, W, 1, 1, 1, "string", "1.0.0",
+     "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
+     NULL, 0, "@write @string @slow", NULL},
+    {"setnx", cmd_setnx, 3, W | F, 1, 1, 1, "string", "1.0.0",
+     "Set the string value of a key only when the key doesn't exist.", NULL, 0,
+     "@write @string @fast", NULL},
+    {"setex", cmd_setex, 4, W, 1, 1, 1, "string", "2.0.0",
+     "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
+     NULL, 0, "@write @string @slow", NULL},
+    {"psetex", cmd_psetex, 4, W, 1, 1, 1, "string", "2.6.0",
+     "Sets both string value and expiration time in milliseconds of a key. The key is created if "
+     "it doesn't exist.",
+     NULL, 0, "@write @string @slow", NULL},
+    {"getset", cmd_getset, 3, W | F, 1, 1, 1, "string", "1.0.0",
+     "Returns the previous string value of a key after setting it to a new value.", NULL, 0,
+     "@write @string @fast", NULL},
+    {"getdel", cmd_getdel, 2, CMD_WRITE | F, 1, 1, 1, "string", "6.2.0",
+     "Returns the string value of a key after deleting the key.", NULL, 0, "@write @string @fast",
+     NULL},
+    {"getex", cmd_getex, -2, CMD_WRITE | F, 1, 1, 1, "string", "6.2.0",
+     "Returns the string value of a key after setting its expiration time.", NULL, 0,
+     "@write @string @fast", NULL},
+    {"mget", cmd_mget, -2, R | F, 1, -1, 1, "string", "1.0.0",
+     "Atomically returns the string values of one or more keys.", NULL, 0, "@read @string @fast",
+     NULL},
+    {"mset", cmd_mset, -3, W, 1, -1, 2, "string", "1.0.1",
+     "Atomically creates or modifies the string values of one or more keys.", NULL, 0,
+     "@write @string @slow", NULL},
+    {"msetnx", cmd_msetnx, -3, W, 1, -1, 2, "string", "1.0.1",
+     "Atomically modifies the string values of one or more keys only when all keys don't exist.",
+     NULL, 0, "@write @string @slow", NULL},
+    {"del", cmd_del, -2, CMD_WRITE, 1, -1, 1, "generic", "1.0.0", "Deletes one or more keys.", NULL,
+     0, "@keyspace @write @slow", NULL},
+    {"unlink", cmd_del, -2, CMD_WRITE | F, 1, -1, 1, "generic", "4.0.0",
+     "Asynchronously deletes one or more keys.", NULL, 0, "@keyspace @write @fast", NULL},
+    {"exists", cmd_exists, -2, R | F, 1, -1, 1, "generic", "1.0.0",
+     "Determines whether one or more keys exist.", NULL, 0, "@keyspace @read @fast", NULL},
+    {"incr", cmd_incr, 2, W | F, 1, 1, 1, "string", "1.0.0",
+     "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't "
+     "exist.",
+     NULL, 0, "@write @string @fast", NULL},
+    {"decr", cmd_decr, 2, W | F, 1, 1, 1, "string", "1.0.0",
+     "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't "
+     "exist.",
+     NULL, 0, "@write @string @fast", NULL},
+    {"incrby", cmd_incrby, 3, W | F, 1, 1, 1, "string", "1.0.0",
+     "Increments the integer value of a key by a number. Uses 0 as initial value if the key "
+     "doesn't exist.",
+     NULL, 0, "@write @string @fast", NULL},
+    {"decrby", cmd_decrby, 3, W | F, 1, 1, 1, "string", "1.0.0",
+     "Decrements a number from the integer value of a key. Uses 0 as initial value if the key "
+     "doesn't exist.",
+     NULL, 0, "@write @string @fast", NULL},
+    {"incrbyfloat", cmd_incrbyfloat, 3, W | F, 1, 1, 1, "string", "2.6.0",
+     "Increment the floating point value of a key by a number. Uses 0 as initial value if the key "
+     "doesn't exist.",
+     NULL, 0, "@write @string @fast", NULL},
+    {"append", cmd_append, 3, W | F, 1, 1, 1, "string", "2.0.0",
+     "Appends a string to the value of a key. Creates the key if it doesn't exist.", NULL, 0,
+     "@write @string @fast", NULL},
+    {"strlen", cmd_strlen, 2, R | F, 1, 1, 1, "string", "2.2.0",
+     "Returns the length of a string value.", NULL, 0, "@read @string @fast", NULL},
+    {"getrange", cmd_getrange, 4, R, 1, 1, 1, "string", "2.4.0",
+     "Returns a substring of the string stored at a key.", NULL, 0, "@read @string @slow", NULL},
+    {"setrange", cmd_setrange, 4, W, 1, 1, 1, "string", "2.2.0",
+     "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't "
+     "exist.",
+     NULL, 0, "@write @string @slow", NULL},
+    {"expire", cmd_expire, -3, CMD_WRITE | F, 1, 1, 1, "generic", "1.0.0",
+     "Sets the expiration time of a key in seconds.", NULL, 0, "@keyspace @write @fast", NULL},
+    {"pexpire", cmd_pexpire, -3, CMD_WRITE | F, 1, 1, 1, "generic", "2.6.0",
+     "Sets the expiration time of a key in milliseconds.", NULL, 0, "@keyspace @write @fast", NULL},
+    {"expireat", cmd_expireat, -3, CMD_WRITE | F, 1, 1, 1, "generic", "1.2.0",
+     "Sets the expiration time of a key to a Unix timestamp.", NULL, 0, "@keyspace @write @fast",
+     NULL},
+    {"pexpireat", cmd_pexpireat, -3, CMD_WRITE | F, 1, 1, 1, "generic", "2.6.0",
+     "Sets the expiration time of a key to a Unix milliseconds timestamp.", NULL, 0,
+     "@keyspace @write @fast", NULL},
+    {"ttl", cmd_ttl, 2, R | F, 1, 1, 1, "generic", "1.0.0",
+     "Returns the expiration time in seconds of a key.", NULL, 0, "@keyspace @read @fast", NULL},
+    {"pttl", cmd_pttl, 2, R | F, 1, 1, 1, "generic", "2.6.0",
+     "Returns the expiration time in milliseconds of a key.", NULL, 0, "@keyspace @read @fast",
+     NULL},
+    {"expiretime", cmd_expiretime, 2, R | F, 1, 1, 1, "generic", "7.0.0",
+     "Returns the expiration time of a key as a Unix timestamp.", NULL, 0, "@keyspace @read @fast",
+     NULL},
+    {"pexpiretime", cmd_pexpiretime, 2, R | F, 1, 1, 1, "generic", "7.0.0",
+     "Returns the expiration time of a key as a Unix milliseconds timestamp.", NULL, 0,
+     "@keyspace @read @fast", NULL},
+    {"persist", cmd_persist, 2, CMD_WRITE | F, 1, 1, 1, "generic", "2.2.0",
+     "Removes the expiration time of a key.", NULL, 0, "@keyspace @write @fast", NULL},
+    {"type", cmd_type, 2, R | F, 1, 1, 1, "generic", "1.0.0",
+     "Determines the type of value stored at a key.", NULL, 0, "@keyspace @read @fast", NULL},
+    {"rename", cmd_rename, 3, CMD_WRITE, 1, 2, 1, "generic", "1.0.0",
+     "Renames a key and overwrites the destination.", NULL, 0, "@keyspace @write @slow", NULL},
+    {"renamenx", cmd_renamenx, 3, CMD_WRITE | F, 1, 2, 1, "generic", "1.0.0",
+     "Renames a key only when the target key name doesn't exist.", NULL, 0,
+     "@keyspace @write @fast", NULL},
+    {"copy", cmd_copy, -3, W, 1, 2, 1, "generic", "6.2.0",
+     "Copies the value of a key to a new key.", NULL, 0, "@keyspace @write @slow", NULL},
+    {"keys", cmd_keys, 2, R, 0, 0, 0, "generic", "1.0.0",
+     "Returns all key names that match a pattern.", NULL, 0, "@keyspace @read @slow @dangerous",
+     NULL},
+    {"scan", cmd_scan, -2, R, 0, 0, 0, "generic", "2.8.0",
+     "Iterates over the key names in the database.", NULL, 0, "@keyspace @read @slow", NULL},
+    {"randomkey", cmd_randomkey, 1, R, 0, 0, 0, "generic", "1.0.0",
+     "Returns a random key name from the database.", NULL, 0, "@keyspace @read @slow", NULL},
+    {"dbsize", cmd_dbsize, 1, R | F, 0, 0, 0, "server", "1.0.0",
+     "Returns the number of keys in the database.", NULL, 0, "@keyspace @read @fast", NULL},
+    {"flushdb", cmd_flush, -1, CMD_WRITE, 0, 0, 0, "server", "1.0.0",
+     "Removes all keys from the current database.", NULL, 0, "@keyspace @write @slow @dangerous",
+     NULL},
+    {"flushall", cmd_flush, -1, CMD_WRITE, 0, 0, 0, "server", "1.0.0",
+     "Removes all keys from all databases.", NULL, 0, "@keyspace @write @slow @dangerous", NULL},
 };
 int g_nkey_cmds = (int)(sizeof(g_key_cmds) / sizeof(g_key_cmds[0]));

@@ -163,7 +163,7 @@ static int want(const char *sec, int argc, struct conn *c, int is_default)
 
 void cmd_info(struct conn *c, int argc)
 {
-	struct sbuf s = { xmalloc(4096), 0, 4096 };
+	struct sbuf s = {xmalloc(4096), 0, 4096};
 	long long now = util_mstime();
 	int sections = 0;
 
@@ -171,30 +171,36 @@ void cmd_info(struct conn *c, int argc)
 		struct utsname un;
 
 		uname(&un);
-		sb_printf(&s,
-			  "# Server\r\nredis_version:%s\r\nrcukv_version:%s\r\nredis_git_sha1:00000000\r\n"
-			  "redis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\n"
-			  "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
-			  "atomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\nprocess_id:%d\r\n"
-			  "process_supervised:no\r\nrun_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\n"
-			  "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%lld\r\nconfigured_hz:%lld\r\n"
-			  "executable:%s\r\nconfig_file:%s\r\nio_threads_active:0\r\nthreads:%d\r\n"
-			  "rcu_flavor:%s\r\n",
-			  REDIS_COMPAT_VERSION, RCUKV_VERSION, un.sysname, un.release, un.machine,
-			  (int)(sizeof(long) * 8), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
-			  (int)g_srv.pid, g_srv.runid, g_cfg.port, util_ustime(),
-			  (now - g_srv.start_ms) / 1000, (now - g_srv.start_ms) / 86400000,
-			  atomic_load(&g_cfg.hz), atomic_load(&g_cfg.hz), g_srv.executable,
-			  g_cfg.config_file ? g_cfg.config_file : "", g_srv.nworkers, RCU_FLAVOR_NAME);
+		sb_printf(
+		    &s,
+		    "# "
+		    "Server\r\nredis_version:%s\r\nrcukv_version:%s\r\nredis_git_sha1:00000000\r\n"
+		    "redis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\n"
+		    "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
+		    "atomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\nprocess_id:%d\r\n"
+		    "process_supervised:no\r\nrun_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\n"
+		    "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%lld\r\nconfigured_hz:%"
+		    "lld\r\n"
+		    "executable:%s\r\nconfig_file:%s\r\nio_threads_active:0\r\nthreads:%d\r\n"
+		    "rcu_flavor:%s\r\n",
+		    REDIS_COMPAT_VERSION, RCUKV_VERSION, un.sysname, un.release, un.machine,
+		    (int)(sizeof(long) * 8), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+		    (int)g_srv.pid, g_srv.runid, g_cfg.port, util_ustime(),
+		    (now - g_srv.start_ms) / 1000, (now - g_srv.start_ms) / 86400000,
+		    atomic_load(&g_cfg.hz), atomic_load(&g_cfg.hz), g_srv.executable,
+		    g_cfg.config_file ? g_cfg.config_file : "", g_srv.nworkers, RCU_FLAVOR_NAME);
 		sections++;
 	}
 	if (want("clients", argc, c, 1)) {
-		sb_printf(&s,
-			  "%s# Clients\r\nconnected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
-			  "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"
-			  "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
-			  sections ? "\r\n" : "", atomic_load(&g_srv.nclients),
-			  atomic_load(&g_cfg.maxclients));
+		sb_printf(
+		    &s,
+		    "%s# "
+		    "Clients\r\nconnected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%"
+		    "lld\r\n"
+		    "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"
+		    "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+		    sections ? "\r\n" : "", atomic_load(&g_srv.nclients),
+		    atomic_load(&g_cfg.maxclients));
 		sections++;
 	}
 	if (want("memory", argc, c, 1)) {
@@ -208,25 +214,30 @@ void cmd_info(struct conn *c, int argc)
 		human(h1, sizeof(h1), (double)used);
 		human(h2, sizeof(h2), (double)rss);
 		human(h3, sizeof(h3), (double)peak);
-		sb_printf(&s,
-			  "%s# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
-			  "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
-			  "used_memory_dataset:%zu\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n"
-			  "maxmemory_policy:noeviction\r\nmem_fragmentation_ratio:%.2f\r\n"
-			  "mem_allocator:%s\r\nlazyfree_pending_objects:0\r\n",
-			  sections ? "\r\n" : "", used, h1, rss, h2, peak, h3, db_entry_bytes(),
-			  used ? (double)rss / (double)used : 0.0,
+		sb_printf(
+		    &s,
+		    "%s# "
+		    "Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
+		    "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%"
+		    "s\r\n"
+		    "used_memory_dataset:%zu\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n"
+		    "maxmemory_policy:noeviction\r\nmem_fragmentation_ratio:%.2f\r\n"
+		    "mem_allocator:%s\r\nlazyfree_pending_objects:0\r\n",
+		    sections ? "\r\n" : "", used, h1, rss, h2, peak, h3, db_entry_bytes(),
+		    used ? (double)rss / (double)used : 0.0,
 #if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-			  "jemalloc"
+		    "jemalloc"
 #else
-			  "libc"
+		    "libc"
 #endif
 		);
 		sections++;
 	}
 	if (want("persistence", argc, c, 1)) {
 		sb_printf(&s,
-			  "%s# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\n"
+			  "%s# "
+			  "Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_"
+			  "save:0\r\n"
 			  "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\n"
 			  "rdb_last_bgsave_status:ok\r\nrdb_saves:0\r\naof_enabled:0\r\n"
 			  "aof_rewrite_in_progress:0\r\naof_last_write_status:ok\r\n",
@@ -234,23 +245,27 @@ void cmd_info(struct conn *c, int argc)
 		sections++;
 	}
 	if (want("stats", argc, c, 1)) {
-		sb_printf(&s,
-			  "%s# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
-			  "instantaneous_ops_per_sec:%lld\r\ntotal_net_input_bytes:%llu\r\n"
-			  "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
-			  "expired_keys:%llu\r\nevicted_keys:0\r\nkeyspace_hits:%llu\r\n"
-			  "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
-			  "total_error_replies:%llu\r\n",
-			  sections ? "\r\n" : "", STAT(conns_received), STAT(commands), ops_per_sec(),
-			  STAT(net_in), STAT(net_out),
-			  atomic_load(&g_srv.rejected_conns) - atomic_load(&base_rejected),
-			  db_expired_total() - atomic_load(&base_expired), STAT(keyspace_hits),
-			  STAT(keyspace_misses), STAT(errors));
+		sb_printf(
+		    &s,
+		    "%s# "
+		    "Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
+		    "instantaneous_ops_per_sec:%lld\r\ntotal_net_input_bytes:%llu\r\n"
+		    "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
+		    "expired_keys:%llu\r\nevicted_keys:0\r\nkeyspace_hits:%llu\r\n"
+		    "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
+		    "total_error_replies:%llu\r\n",
+		    sections ? "\r\n" : "", STAT(conns_received), STAT(commands), ops_per_sec(),
+		    STAT(net_in), STAT(net_out),
+		    atomic_load(&g_srv.rejected_conns) - atomic_load(&base_rejected),
+		    db_expired_total() - atomic_load(&base_expired), STAT(keyspace_hits),
+		    STAT(keyspace_misses), STAT(errors));
 		sections++;
 	}
 	if (want("replication", argc, c, 1)) {
 		sb_printf(&s,
-			  "%s# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n"
+			  "%s# "
+			  "Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_"
+			  "state:no-failover\r\n"
 			  "master_repl_offset:0\r\nrepl_backlog_active:0\r\n",
 			  sections ? "\r\n" : "");
 		sections++;
@@ -260,8 +275,9 @@ void cmd_info(struct conn *c, int argc)
 
 		getrusage(RUSAGE_SELF, &ru);
 		sb_printf(&s, "%s# CPU\r\nused_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n",
-			  sections ? "\r\n" : "", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
-			  (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+			  sections ? "\r\n" : "", (long)ru.ru_stime.tv_sec,
+			  (long)ru.ru_stime.tv_usec, (long)ru.ru_utime.tv_sec,
+			  (long)ru.ru_utime.tv_usec);
 		sections++;
 	}
 	if (want("rcu", argc, c, 1)) {
@@ -275,9 +291,10 @@ void cmd_info(struct conn *c, int argc)
 			  "rcu_callbacks_pending:%lu\r\nrcu_callbacks_pending_hwm:%lu\r\n"
 			  "rcu_callbacks_throttled:%lu\r\nrcu_callback_batches:%lu\r\n"
 			  "rcu_readers:%lu\r\nrcu_stalls:%lu\r\n",
-			  sections ? "\r\n" : "", RCU_FLAVOR_NAME, st.gp_completed, st.gp_last_ns / 1000,
-			  st.gp_max_ns / 1000, st.cb_queued, st.cb_invoked, st.cb_pending,
-			  st.cb_pending_hwm, st.cb_throttled, st.cb_batches, st.readers, st.stalls);
+			  sections ? "\r\n" : "", RCU_FLAVOR_NAME, st.gp_completed,
+			  st.gp_last_ns / 1000, st.gp_max_ns / 1000, st.cb_queued, st.cb_invoked,
+			  st.cb_pending, st.cb_pending_hwm, st.cb_throttled, st.cb_batches,
+			  st.readers, st.stalls);
 		sections++;
 	}
 	if (want("keyspace", argc, c, 1)) {
@@ -285,8 +302,8 @@ void cmd_info(struct conn *c, int argc)
 
 		sb_printf(&s, "%s# Keyspace\r\n", sections ? "\r\n" : "");
 		if (keys)
-			sb_printf(&s, "db0:keys=%llu,expires=%llu,avg_ttl=%lld\r\n", keys, db_expires(),
-				  db_avg_ttl());
+			sb_printf(&s, "db0:keys=%llu,expires=%llu,avg_ttl=%lld\r\n", keys,
+				  db_expires(), db_avg_ttl());
 		sections++;
 	}
 	reply_verbatim(c, s.p, s.len);

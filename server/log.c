@@ -43,7 +43,8 @@ void srv_log_raw(int level, const char *msg)
 	struct tm tm;
 	size_t n;
 
-	if (level < atomic_load_explicit(&g_cfg.loglevel, memory_order_relaxed) || level > LL_WARNING)
+	if (level < atomic_load_explicit(&g_cfg.loglevel, memory_order_relaxed) ||
+	    level > LL_WARNING)
 		return;
 	gettimeofday(&tv, NULL);
 	localtime_r(&tv.tv_sec, &tm);

@@ -48,7 +48,7 @@ static void on_cron(evutil_socket_t fd, short what, void *arg)
 static void arm_cron(void)
 {
 	long long hz = atomic_load_explicit(&g_cfg.hz, memory_order_relaxed);
-	struct timeval tv = { 0, (suseconds_t)(1000000 / (hz > 0 ? hz : 10)) };
+	struct timeval tv = {0, (suseconds_t)(1000000 / (hz > 0 ? hz : 10))};
 
 	event_add(ev_cron, &tv);
 }
@@ -58,7 +58,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	(void)arg;
 	got_signal = (int)sig;
-	srv_log(LL_WARNING, "Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	srv_log(LL_WARNING, "Received %s scheduling shutdown...",
+		sig == SIGINT ? "SIGINT" : "SIGTERM");
 	event_base_loopbreak(g_srv.base);
 }
 
@@ -192,8 +193,8 @@ int main(int argc, char **argv)
 	ev_cron = evtimer_new(g_srv.base, on_cron, NULL);
 	ev_sigterm = evsignal_new(g_srv.base, SIGTERM, on_signal, NULL);
 	ev_sigint = evsignal_new(g_srv.base, SIGINT, on_signal, NULL);
-	ev_shutdown = event_new(g_srv.base, g_srv.notify_fd, EV_READ | EV_PERSIST, on_shutdown_req,
-				NULL);
+	ev_shutdown =
+	    event_new(g_srv.base, g_srv.notify_fd, EV_READ | EV_PERSIST, on_shutdown_req, NULL);
 	event_add(ev_sigterm, NULL);
 	event_add(ev_sigint, NULL);
 	event_add(ev_shutdown, NULL);

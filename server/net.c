@@ -68,7 +68,7 @@ unsigned long long stats_total(size_t off)
 
 	for (int i = 0; i < g_srv.nworkers; i++) {
 		_Atomic unsigned long long *p =
-			(_Atomic unsigned long long *)(void *)((char *)&g_srv.workers[i].st + off);
+		    (_Atomic unsigned long long *)(void *)((char *)&g_srv.workers[i].st + off);
 
 		t += atomic_load_explicit(p, memory_order_relaxed);
 	}
@@ -248,7 +248,7 @@ static int conn_run(struct conn *c)
 		if (conn_flush(c) < 0)
 			return -1;
 		if (!(c->flags & CONN_INPUT_PAUSED) || !c->reading)
-			return 0;       /* done, or on_write() resumes when the socket drains */
+			return 0; /* done, or on_write() resumes when the socket drains */
 		if (round == 8) {
 			event_active(c->ev_write, EV_WRITE, 1);
 			return 0;
@@ -276,7 +276,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 			size_t cap = c->qcap ? c->qcap : PROTO_IOBUF_LEN;
 
 			if (hint > PROTO_IOBUF_LEN) {
-				cap = c->qlen + hint;   /* doubling, ends exactly at the argument */
+				cap = c->qlen + hint; /* doubling, ends exactly at the argument */
 			} else {
 				while (cap - c->qlen < hint)
 					cap *= 2;
@@ -300,7 +300,8 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	limit = atomic_load_explicit(&g_cfg.client_query_buffer_limit, memory_order_relaxed);
 	if (c->qlen - c->qpos > (size_t)limit) {
 		srv_log(LL_WARNING,
-			"Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: \"%.32s\")",
+			"Closing client that reached max query buffer length: id=%llu addr=%s "
+			"(qbuf initial bytes: \"%.32s\")",
 			(unsigned long long)c->id, c->addr, c->qbuf + c->qpos);
 		conn_close(c);
 		return;
@@ -331,7 +332,7 @@ static int conn_flush(struct conn *c)
 	}
 	if (o->pos == o->len) {
 		o->pos = o->len = 0;
-		if (o->cap > 1024 * 1024) {        /* give back a big reply's buffer */
+		if (o->cap > 1024 * 1024) { /* give back a big reply's buffer */
 			free(o->buf);
 			o->buf = NULL;
 			o->cap = 0;
@@ -385,7 +386,8 @@ static void worker_adopt(struct worker *w)
 		memcpy(fds, w->pending_fd, (size_t)n * sizeof(int));
 		memcpy(uns, w->pending_unix, (size_t)n * sizeof(int));
 		memmove(w->pending_fd, w->pending_fd + n, (size_t)(w->npending - n) * sizeof(int));
-		memmove(w->pending_unix, w->pending_unix + n, (size_t)(w->npending - n) * sizeof(int));
+		memmove(w->pending_unix, w->pending_unix + n,
+			(size_t)(w->npending - n) * sizeof(int));
 		w->npending -= n;
 		pthread_mutex_unlock(&w->qlock);
 		if (n == 0)
@@ -449,7 +451,8 @@ static void on_worker_cron(evutil_socket_t fd, short what, void *arg)
 	conn_online(w);
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->wnext;
-		if (tmo > 0 && now - atomic_load_explicit(&c->last_ms, memory_order_relaxed) > tmo * 1000) {
+		if (tmo > 0 &&
+		    now - atomic_load_explicit(&c->last_ms, memory_order_relaxed) > tmo * 1000) {
 			srv_log(LL_VERBOSE, "Closing idle client");
 			conn_close(c);
 			continue;
@@ -466,7 +469,7 @@ static void on_worker_cron(evutil_socket_t fd, short what, void *arg)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct timeval one_sec = { 1, 0 };
+	struct timeval one_sec = {1, 0};
 
 	rcu_register_thread();
 	w->online = 1;
@@ -551,7 +554,9 @@ static void dispatch_fd(int fd, int is_unix)
 		}
 		close(fd);
 		atomic_fetch_add_explicit(&g_srv.rejected_conns, 1, memory_order_relaxed);
-		srv_log(LL_VERBOSE, "Error registering fd event for the new client: max number of clients reached");
+		srv_log(
+		    LL_VERBOSE,
+		    "Error registering fd event for the new client: max number of clients reached");
 		return;
 	}
 	atomic_fetch_add_explicit(&g_srv.nclients, 1, memory_order_relaxed);
@@ -587,7 +592,8 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				srv_log(LL_WARNING, "Accepting client connection: %s", strerror(errno));
+				srv_log(LL_WARNING, "Accepting client connection: %s",
+					strerror(errno));
 			return;
 		}
 		dispatch_fd(fd, is_unix);
@@ -628,7 +634,8 @@ static int listen_tcp(const char *addr, int port)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
 		    listen(fd, g_cfg.tcp_backlog) < 0) {
-			srv_log(LL_WARNING, "Could not create server TCP listening socket %s:%d: bind: %s",
+			srv_log(LL_WARNING,
+				"Could not create server TCP listening socket %s:%d: bind: %s",
 				addr, port, strerror(errno));
 			close(fd);
 			fd = -1;
@@ -657,8 +664,7 @@ static int listen_unix(const char *path, unsigned perm)
 	sa.sun_family = AF_UNIX;
 	strcpy(sa.sun_path, path);
 	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, g_cfg.tcp_backlog) < 0) {
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, g_cfg.tcp_backlog) < 0) {
 		srv_log(LL_WARNING, "Failed opening Unix socket: %s", strerror(errno));
 		close(fd);
 		return -1;
@@ -684,7 +690,7 @@ int net_listen(void)
 			}
 			g_srv.listen_fds[g_srv.nlisten] = fd;
 			g_srv.listen_ev[g_srv.nlisten] =
-				event_new(g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)0);
+			    event_new(g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)0);
 			event_add(g_srv.listen_ev[g_srv.nlisten], NULL);
 			g_srv.nlisten++;
 		}
@@ -696,7 +702,7 @@ int net_listen(void)
 			return -1;
 		g_srv.listen_fds[g_srv.nlisten] = fd;
 		g_srv.listen_ev[g_srv.nlisten] =
-			event_new(g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)1);
+		    event_new(g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)1);
 		event_add(g_srv.listen_ev[g_srv.nlisten], NULL);
 		g_srv.nlisten++;
 		srv_log(LL_NOTICE, "The server is now ready to accept connections at %s",

@@ -369,7 +369,7 @@ static int parse_inline(struct conn *c)
 		free(store);
 		free(argv);
 		free(lens);
-		return 2;       /* empty line: consumed, no command */
+		return 2; /* empty line: consumed, no command */
 	}
 	free(c->inline_store);
 	c->inline_store = store;
@@ -439,7 +439,8 @@ static int parse_multibulk(struct conn *c)
 				return -1;
 			}
 			if (!util_str2ll(start + 1, (size_t)(cr - start - 1), &ll) || ll < 0 ||
-			    ll > atomic_load_explicit(&g_cfg.proto_max_bulk_len, memory_order_relaxed)) {
+			    ll > atomic_load_explicit(&g_cfg.proto_max_bulk_len,
+						      memory_order_relaxed)) {
 				proto_error(c, "invalid bulk length");
 				return -1;
 			}
@@ -456,7 +457,7 @@ static int parse_multibulk(struct conn *c)
 	for (int i = 0; i < c->argc; i++) {
 		char *p = c->qbuf + c->argv_off[i];
 
-		p[c->argv_len[i]] = '\0';  /* the '\r' after the bulk: argv are C strings too */
+		p[c->argv_len[i]] = '\0'; /* the '\r' after the bulk: argv are C strings too */
 		c->argv[i] = p;
 		c->argl[i] = c->argv_len[i];
 	}
@@ -488,7 +489,8 @@ static void compact_qbuf(struct conn *c)
 
 int conn_process_input(struct conn *c)
 {
-	long long soft = atomic_load_explicit(&g_cfg.client_output_buffer_soft, memory_order_relaxed);
+	long long soft =
+	    atomic_load_explicit(&g_cfg.client_output_buffer_soft, memory_order_relaxed);
 
 	c->flags &= ~CONN_INPUT_PAUSED;
 	while (c->qpos < c->qlen && !(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))) {

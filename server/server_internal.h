@@ -50,7 +50,7 @@ int util_str2ll(const char *s, size_t len, long long *out);
 int util_str2ull_strict(const char *s, size_t len, unsigned long long *out);
 /* Parse a long double as Redis's string2ld (strtold, no spaces, no nan). */
 int util_str2ld(const char *s, size_t len, long double *out);
-int util_ll2str(char *buf, long long v);      /* returns length */
+int util_ll2str(char *buf, long long v); /* returns length */
 /* Glob-style match (* ? [..] \), as Redis's pattern matching. */
 int util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, int nocase);
 long long util_mstime(void);
@@ -80,8 +80,8 @@ struct cfg {
 	unsigned int unixsocketperm;
 	int threads;
 	_Atomic long long maxclients;
-	_Atomic long long timeout;              /* seconds, 0 = never */
-	_Atomic long long tcp_keepalive;        /* seconds, 0 = off */
+	_Atomic long long timeout;	 /* seconds, 0 = never */
+	_Atomic long long tcp_keepalive; /* seconds, 0 = off */
 	_Atomic int loglevel;
 	char *logfile;
 	char *pidfile;
@@ -90,8 +90,8 @@ struct cfg {
 	_Atomic long long client_query_buffer_limit;
 	_Atomic long long hz;
 	int tcp_backlog;
-	_Atomic long long client_output_buffer_soft;  /* per-client pause threshold */
-	char *config_file;                      /* absolute path or NULL */
+	_Atomic long long client_output_buffer_soft; /* per-client pause threshold */
+	char *config_file;			     /* absolute path or NULL */
 };
 extern struct cfg g_cfg;
 
@@ -107,8 +107,8 @@ void cfg_cmd_set(struct conn *c, int argc);
 
 struct obuf {
 	char *buf;
-	size_t len;     /* bytes filled */
-	size_t pos;     /* bytes already written to the socket */
+	size_t len; /* bytes filled */
+	size_t pos; /* bytes already written to the socket */
 	size_t cap;
 };
 
@@ -132,39 +132,39 @@ struct worker;
 struct conn {
 	uint64_t id;
 	int fd;
-	int flags;                      /* CONN_* ; owner thread */
-	int resp;                       /* 2 or 3; owner thread */
+	int flags; /* CONN_* ; owner thread */
+	int resp;  /* 2 or 3; owner thread */
 	struct worker *w;
 	struct event *ev_read;
 	struct event *ev_write;
-	int reading;                    /* ev_read is added */
+	int reading; /* ev_read is added */
 
 	/* Query buffer: bytes [qpos, qlen) are unparsed.  owner thread */
 	char *qbuf;
 	size_t qlen, qcap, qpos;
 	/* Parser state for a multibulk in progress; argv holds offsets into qbuf. */
-	long long mb_left;              /* elements still expected, 0 = none */
-	long long bulklen;              /* -1 = reading the $ header */
-	int reqtype;                    /* 0 none, 1 multibulk, 2 inline */
+	long long mb_left; /* elements still expected, 0 = none */
+	long long bulklen; /* -1 = reading the $ header */
+	int reqtype;	   /* 0 none, 1 multibulk, 2 inline */
 	int argc, argv_cap;
 	size_t *argv_off;
 	size_t *argv_len;
 	/* Decoded argv for the command being run. */
 	const char **argv;
 	size_t *argl;
-	char *inline_store;             /* inline: split args storage */
+	char *inline_store; /* inline: split args storage */
 
 	struct obuf out;
 
 	/* Visible to other threads (CLIENT LIST/INFO/KILL, INFO clients). */
-	char *name;                     /* g_clients_lock */
+	char *name; /* g_clients_lock */
 	char addr[64], laddr[64];
 	long long ctime_ms;
-	_Atomic long long last_ms;      /* last interaction */
-	_Atomic int last_cmd;           /* index in the command table, -1 none */
-	_Atomic int last_sub;           /* subcommand index, -1 none */
+	_Atomic long long last_ms; /* last interaction */
+	_Atomic int last_cmd;	   /* index in the command table, -1 none */
+	_Atomic int last_sub;	   /* subcommand index, -1 none */
 	_Atomic size_t qbuf_used, obuf_used;
-	_Atomic int kill;               /* set by CLIENT KILL from any thread */
+	_Atomic int kill; /* set by CLIENT KILL from any thread */
 	_Atomic int resp_pub;
 
 	/* Links: worker's list (owner) and global registry (g_clients_lock). */
@@ -183,8 +183,9 @@ struct wstats {
 	_Atomic unsigned long long net_in, net_out;
 	_Atomic unsigned long long errors;
 };
-#define STAT_ADD(field, n) \
-	atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (n), \
+#define STAT_ADD(field, n)                                                                         \
+	atomic_store_explicit(&(field),                                                            \
+			      atomic_load_explicit(&(field), memory_order_relaxed) + (n),          \
 			      memory_order_relaxed)
 #define STAT_GET(field) atomic_load_explicit(&(field), memory_order_relaxed)
 
@@ -192,17 +193,17 @@ struct worker {
 	int idx;
 	pthread_t thread;
 	struct event_base *base;
-	int notify_fd;                  /* eventfd: new fds, kill, stop */
+	int notify_fd; /* eventfd: new fds, kill, stop */
 	struct event *ev_notify;
 	struct event *ev_cron;
-	pthread_mutex_t qlock;          /* protects pending fds */
+	pthread_mutex_t qlock; /* protects pending fds */
 	int *pending_fd;
 	int *pending_unix;
 	int npending, cap_pending;
 	_Atomic int stop;
-	_Atomic int kill_pending;       /* CLIENT KILL marked one of our conns */
-	int online;                     /* QSBR online; owner thread */
-	struct conn *conns;             /* owner thread */
+	_Atomic int kill_pending; /* CLIENT KILL marked one of our conns */
+	int online;		  /* QSBR online; owner thread */
+	struct conn *conns;	  /* owner thread */
 	_Atomic int nconns;
 	struct wstats st;
 	char pad[64];
@@ -211,23 +212,18 @@ struct worker {
 struct server {
 	struct worker *workers;
 	int nworkers;
-	struct event_base *base;        /* main thread */
-	int notify_fd;                  /* eventfd: shutdown requests */
+	struct event_base *base; /* main thread */
+	int notify_fd;		 /* eventfd: shutdown requests */
 	_Atomic int shutdown_asap;
 	_Atomic int nclients;
 	_Atomic unsigned long long next_client_id;
 	_Atomic unsigned long long rejected_conns;
-	_Atomic unsigned long long stat_expired_main;
 	long long start_ms;
 	char executable[4096];
 	pid_t pid;
 	int listen_fds[CFG_MAX_BIND + 1];
 	int nlisten;
 	struct event *listen_ev[CFG_MAX_BIND + 1];
-	int tcp_port_bound;
-	_Atomic long long ops_sec;
-	_Atomic unsigned long long stat_numcommands_reset, stat_conns_reset;
-	long long runid_seed;
 	char runid[41];
 };
 extern struct server g_srv;
@@ -248,9 +244,10 @@ unsigned long long stats_total(size_t off);
 /* -------------------------------------------------------------- replies */
 
 void reply_raw(struct conn *c, const char *p, size_t n);
-void reply_simple(struct conn *c, const char *s);      /* +s */
+void reply_simple(struct conn *c, const char *s); /* +s */
 void reply_ok(struct conn *c);
-void reply_error(struct conn *c, const char *msg);     /* msg without leading '-' gets "-ERR " if no code */
+void reply_error(struct conn *c,
+		 const char *msg); /* msg without leading '-' gets "-ERR " if no code */
 __attribute__((format(printf, 2, 3))) void reply_errorf(struct conn *c, const char *fmt, ...);
 void reply_err_code(struct conn *c, const char *full); /* full = "-WRONGTYPE ..." w/o CRLF */
 void reply_int(struct conn *c, long long v);
@@ -266,7 +263,7 @@ void reply_double(struct conn *c, double d);
 void reply_long_double_bulk(struct conn *c, long double d);
 void reply_verbatim(struct conn *c, const char *p, size_t n);
 void reply_bool(struct conn *c, int v);
-char *reply_reserve(struct conn *c, size_t n);          /* n bytes at end, then commit */
+char *reply_reserve(struct conn *c, size_t n); /* n bytes at end, then commit */
 void reply_commit(struct conn *c, size_t n);
 int ld2string(char *buf, size_t len, long double value, int humanfriendly);
 
@@ -302,17 +299,16 @@ struct cmd {
 	const char *group;
 	const char *since;
 	const char *summary;
-	const struct cmd *subs;         /* NULL-terminated array, or NULL */
+	const struct cmd *subs; /* NULL-terminated array, or NULL */
 	int nsubs;
-	const char *acl;                /* space separated categories */
-	const char *fullname;           /* "client|list" for subcommands */
+	const char *acl;      /* space separated categories */
+	const char *fullname; /* "client|list" for subcommands */
 };
 
 void cmd_init(void);
 void cmd_fini(void);
 void cmd_dispatch(struct conn *c);
 void cmd_name_of(int idx, int sub, char *buf, size_t len);
-void cmd_reset_stats(void);
 
 /* Arguments of the running command. */
 #define ARGV(c, i) ((c)->argv[i])

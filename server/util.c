@@ -159,8 +159,8 @@ int util_str2ld(const char *s, size_t slen, long double *out)
 		return 0;
 	errno = 0;
 	v = strtold(buf, &eptr);
-	if (eptr[0] != '\0' || (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL ||
-						    fpclassify(v) == FP_ZERO)) ||
+	if (eptr[0] != '\0' ||
+	    (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || fpclassify(v) == FP_ZERO)) ||
 	    isnan(v))
 		return 0;
 	*out = v;
@@ -241,7 +241,7 @@ static int glob_one(const char *pat, size_t plen, size_t *pi, unsigned char ch, 
 			}
 		}
 		if (p < plen)
-			p++;            /* the ']' (an unterminated class ends the pattern) */
+			p++; /* the ']' (an unterminated class ends the pattern) */
 		if (neg)
 			match = !match;
 		if (match)
@@ -387,26 +387,41 @@ int util_splitargs(const char *line, size_t len, char **storep, char ***argvp, s
 			if (inq) {
 				if (p >= end)
 					goto err;
-				if (*p == '\\' && p + 3 < end && p[1] == 'x' && hexval((unsigned char)p[2]) >= 0 &&
+				if (*p == '\\' && p + 3 < end && p[1] == 'x' &&
+				    hexval((unsigned char)p[2]) >= 0 &&
 				    hexval((unsigned char)p[3]) >= 0) {
-					*o++ = (char)(hexval((unsigned char)p[2]) * 16 + hexval((unsigned char)p[3]));
+					*o++ = (char)(hexval((unsigned char)p[2]) * 16 +
+						      hexval((unsigned char)p[3]));
 					p += 3;
 				} else if (*p == '\\' && p + 1 < end) {
 					char c;
 
 					p++;
 					switch (*p) {
-					case 'n': c = '\n'; break;
-					case 'r': c = '\r'; break;
-					case 't': c = '\t'; break;
-					case 'b': c = '\b'; break;
-					case 'a': c = '\a'; break;
-					default: c = *p; break;
+					case 'n':
+						c = '\n';
+						break;
+					case 'r':
+						c = '\r';
+						break;
+					case 't':
+						c = '\t';
+						break;
+					case 'b':
+						c = '\b';
+						break;
+					case 'a':
+						c = '\a';
+						break;
+					default:
+						c = *p;
+						break;
 					}
 					*o++ = c;
 				} else if (*p == '"') {
-					if (p + 1 < end && !(p[1] == ' ' || p[1] == '\n' || p[1] == '\r' ||
-							     p[1] == '\t' || p[1] == '\v' || p[1] == '\f'))
+					if (p + 1 < end &&
+					    !(p[1] == ' ' || p[1] == '\n' || p[1] == '\r' ||
+					      p[1] == '\t' || p[1] == '\v' || p[1] == '\f'))
 						goto err;
 					done = 1;
 				} else {
@@ -419,8 +434,9 @@ int util_splitargs(const char *line, size_t len, char **storep, char ***argvp, s
 					p++;
 					*o++ = '\'';
 				} else if (*p == '\'') {
-					if (p + 1 < end && !(p[1] == ' ' || p[1] == '\n' || p[1] == '\r' ||
-							     p[1] == '\t' || p[1] == '\v' || p[1] == '\f'))
+					if (p + 1 < end &&
+					    !(p[1] == ' ' || p[1] == '\n' || p[1] == '\r' ||
+					      p[1] == '\t' || p[1] == '\v' || p[1] == '\f'))
 						goto err;
 					done = 1;
 				} else {
@@ -430,7 +446,12 @@ int util_splitargs(const char *line, size_t len, char **storep, char ***argvp, s
 				if (p >= end)
 					break;
 				switch (*p) {
-				case ' ': case '\n': case '\r': case '\t': case '\v': case '\f':
+				case ' ':
+				case '\n':
+				case '\r':
+				case '\t':
+				case '\v':
+				case '\f':
 					done = 1;
 					break;
 				case '"':

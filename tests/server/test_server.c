@@ -50,16 +50,16 @@ static const char *server_path;
 static const char *variant_dir;
 static int quick;
 
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (cond) {                                                \
-			passed++;                                          \
-		} else {                                                   \
-			failed++;                                          \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);        \
-			printf(__VA_ARGS__);                               \
-			printf("\n");                                      \
-		}                                                          \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			passed++;                                                                  \
+		} else {                                                                           \
+			failed++;                                                                  \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
 	} while (0)
 
 /* ------------------------------------------------------------ sockets */
@@ -128,7 +128,7 @@ static int send_all(int fd, const void *p, size_t n)
 /* Read more bytes, waiting up to ms.  0 ok, -1 EOF/error, -2 timeout. */
 static int cl_fill(struct cl *c, int ms)
 {
-	struct pollfd pfd = { c->fd, POLLIN, 0 };
+	struct pollfd pfd = {c->fd, POLLIN, 0};
 	ssize_t n;
 
 	if (c->pos > 0 && c->pos == c->len)
@@ -167,16 +167,28 @@ static long resp_len(const char *p, size_t n)
 		return 0;
 	hl = (size_t)(cr - p) + 2;
 	switch (p[0]) {
-	case '+': case '-': case ':': case '_': case ',': case '#': case '(':
+	case '+':
+	case '-':
+	case ':':
+	case '_':
+	case ',':
+	case '#':
+	case '(':
 		return (long)hl;
-	case '$': case '=': case '!':
+	case '$':
+	case '=':
+	case '!':
 		v = strtoll(p + 1, NULL, 10);
 		if (v < 0)
 			return (long)hl;
 		if (n < hl + (size_t)v + 2)
 			return 0;
 		return (long)(hl + (size_t)v + 2);
-	case '*': case '~': case '%': case '>': case '|': {
+	case '*':
+	case '~':
+	case '%':
+	case '>':
+	case '|': {
 		size_t off = hl;
 
 		v = strtoll(p + 1, NULL, 10);
@@ -319,10 +331,22 @@ static size_t unescape(const char *s, char *out)
 	while (*s) {
 		if (s[0] == '\\' && s[1]) {
 			switch (s[1]) {
-			case 'r': out[o++] = '\r'; s += 2; continue;
-			case 'n': out[o++] = '\n'; s += 2; continue;
-			case 't': out[o++] = '\t'; s += 2; continue;
-			case '\\': out[o++] = '\\'; s += 2; continue;
+			case 'r':
+				out[o++] = '\r';
+				s += 2;
+				continue;
+			case 'n':
+				out[o++] = '\n';
+				s += 2;
+				continue;
+			case 't':
+				out[o++] = '\t';
+				s += 2;
+				continue;
+			case '\\':
+				out[o++] = '\\';
+				s += 2;
+				continue;
 			case 'x': {
 				unsigned v;
 
@@ -366,7 +390,10 @@ static int split_line(const char *line, char **argv, size_t *lens, int max, char
 				} else if (*p == '\\' && p[1]) {
 					char ch = p[1];
 
-					*o++ = ch == 'n' ? '\n' : ch == 'r' ? '\r' : ch == 't' ? '\t' : ch;
+					*o++ = ch == 'n'   ? '\n'
+					       : ch == 'r' ? '\r'
+					       : ch == 't' ? '\t'
+							   : ch;
 					p += 2;
 				} else {
 					*o++ = *p++;
@@ -456,8 +483,8 @@ static void run_cases(const char *path, int record)
 
 				while (r == 0)
 					r = cl_fill(c, 3000);
-				CHECK(r == -1, "%s:%d: '%s': expected the server to close", path, lineno,
-				      last);
+				CHECK(r == -1, "%s:%d: '%s': expected the server to close", path,
+				      lineno, last);
 				if (record) {
 					outlines = realloc(outlines, (nout + 1) * sizeof(char *));
 					outlines[nout++] = keep;
@@ -499,8 +526,8 @@ static void run_cases(const char *path, int record)
 					ok = fnmatch(line + 3, esc, FNM_NOESCAPE) == 0;
 				else
 					ok = strcmp(line + 2, esc) == 0;
-				CHECK(ok, "%s:%d: '%s'\n     got  %s\n     want %s", path, lineno, last, esc,
-				      line + 2);
+				CHECK(ok, "%s:%d: '%s'\n     got  %s\n     want %s", path, lineno,
+				      last, esc, line + 2);
 			}
 			free(rep);
 			rcukv_only = 0;
@@ -565,7 +592,8 @@ static void test_pipeline(void)
 		if (cl_reply(c, &r, 10000) < 0 || strcmp(r, "+OK\r\n"))
 			bad++;
 		free(r);
-		snprintf(want, sizeof(want), "$%zu\r\nv%d\r\n", strlen("v") + (size_t)snprintf(NULL, 0, "%d", i), i);
+		snprintf(want, sizeof(want), "$%zu\r\nv%d\r\n",
+			 strlen("v") + (size_t)snprintf(NULL, 0, "%d", i), i);
 		if (cl_reply(c, &r, 10000) < 0 || strcmp(r, want))
 			bad++;
 		free(r);
@@ -609,7 +637,7 @@ static void test_pipeline(void)
 /* ----------------------------------------------------------- concurrency */
 
 #define CONC_THREADS 4
-#define CONC_CLIENTS 30         /* per thread: 120 in all */
+#define CONC_CLIENTS 30 /* per thread: 120 in all */
 
 struct conc {
 	int idx;
@@ -633,16 +661,16 @@ static void *conc_thread(void *arg)
 	for (int round = 0; round < t->rounds; round++) {
 		/* each client pipelines INCR x2, SET, GET, MSET and MGET */
 		for (int i = 0; i < CONC_CLIENTS; i++) {
-			char *a1[] = { "INCR", "conc:counter" };
-			size_t l1[] = { 4, 12 };
-			char *a2[] = { "SET", "conc:shared", "value-of-some-length" };
-			size_t l2[] = { 3, 11, 20 };
-			char *a3[] = { "GET", "conc:shared" };
-			size_t l3[] = { 3, 11 };
-			char *a4[] = { "MSET", "conc:a", "same", "conc:b", "same" };
-			size_t l4[] = { 4, 6, 4, 6, 4 };
-			char *a5[] = { "MGET", "conc:a", "conc:b" };
-			size_t l5[] = { 4, 6, 6 };
+			char *a1[] = {"INCR", "conc:counter"};
+			size_t l1[] = {4, 12};
+			char *a2[] = {"SET", "conc:shared", "value-of-some-length"};
+			size_t l2[] = {3, 11, 20};
+			char *a3[] = {"GET", "conc:shared"};
+			size_t l3[] = {3, 11};
+			char *a4[] = {"MSET", "conc:a", "same", "conc:b", "same"};
+			size_t l4[] = {4, 6, 4, 6, 4};
+			char *a5[] = {"MGET", "conc:a", "conc:b"};
+			size_t l5[] = {4, 6, 6};
 
 			if (cs[i]->fd < 0)
 				continue;
@@ -673,7 +701,8 @@ static void *conc_thread(void *arg)
 				t->errors++;
 			free(r);
 			r = NULL;
-			if (cl_reply(cs[i], &r, 10000) < 0 || strcmp(r, "$20\r\nvalue-of-some-length\r\n"))
+			if (cl_reply(cs[i], &r, 10000) < 0 ||
+			    strcmp(r, "$20\r\nvalue-of-some-length\r\n"))
 				t->errors++;
 			free(r);
 			r = NULL;
@@ -705,7 +734,7 @@ static void test_concurrency(void)
 
 	free(cmdf(c, "DEL conc:counter conc:shared conc:a conc:b"));
 	for (int i = 0; i < CONC_THREADS; i++) {
-		t[i] = (struct conc){ i, quick ? 20 : 60, 0, 0 };
+		t[i] = (struct conc){i, quick ? 20 : 60, 0, 0};
 		pthread_create(&th[i], NULL, conc_thread, &t[i]);
 	}
 	for (int i = 0; i < CONC_THREADS; i++) {
@@ -747,8 +776,8 @@ static void raw_expect_close(const char *what, const void *p, size_t n, const ch
 	r = cl_fill(c, 5000);
 	while (r == 0 && !memmem(c->buf, c->len, "\r\n", 2))
 		r = cl_fill(c, 5000);
-	CHECK(c->len >= strlen(want) && !memcmp(c->buf, want, strlen(want)), "%s: got '%.*s' want '%s'",
-	      what, (int)(c->len > 100 ? 100 : c->len), c->buf, want);
+	CHECK(c->len >= strlen(want) && !memcmp(c->buf, want, strlen(want)),
+	      "%s: got '%.*s' want '%s'", what, (int)(c->len > 100 ? 100 : c->len), c->buf, want);
 	do
 		r = cl_fill(c, 5000);
 	while (r == 0);
@@ -761,11 +790,14 @@ static void test_hostile(void)
 	/* a 600 MiB bulk header is over proto-max-bulk-len */
 	raw_expect_close("600 MiB bulk", "*1\r\n$629145600\r\n", 17,
 			 "-ERR Protocol error: invalid bulk length\r\n");
-	raw_expect_close("negative bulk", "*1\r\n$-5\r\n", 9, "-ERR Protocol error: invalid bulk length\r\n");
-	raw_expect_close("bad bulk", "*1\r\n$1x\r\n", 9, "-ERR Protocol error: invalid bulk length\r\n");
+	raw_expect_close("negative bulk", "*1\r\n$-5\r\n", 9,
+			 "-ERR Protocol error: invalid bulk length\r\n");
+	raw_expect_close("bad bulk", "*1\r\n$1x\r\n", 9,
+			 "-ERR Protocol error: invalid bulk length\r\n");
 	raw_expect_close("too big multibulk", "*2147483648\r\n", 13,
 			 "-ERR Protocol error: invalid multibulk length\r\n");
-	raw_expect_close("not a $", "*1\r\n:12\r\n", 9, "-ERR Protocol error: expected '$', got ':'\r\n");
+	raw_expect_close("not a $", "*1\r\n:12\r\n", 9,
+			 "-ERR Protocol error: expected '$', got ':'\r\n");
 	raw_expect_close("unbalanced quotes", "SET a \"b\r\n", 10,
 			 "-ERR Protocol error: unbalanced quotes in request\r\n");
 	CHECK(still_serving(), "server stopped answering after protocol errors");
@@ -784,7 +816,8 @@ static void test_hostile(void)
 		char *p = malloc(n);
 
 		memset(p, 'a', n);
-		raw_expect_close("too big inline", p, n, "-ERR Protocol error: too big inline request\r\n");
+		raw_expect_close("too big inline", p, n,
+				 "-ERR Protocol error: too big inline request\r\n");
 		free(p);
 	}
 	/* a long bulk-count line */
@@ -820,8 +853,12 @@ static void test_hostile(void)
 	}
 	/* half-sent commands, then abrupt disconnects */
 	{
-		const char *halves[] = { "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nab", "*2\r\n$3\r\nGE",
-					 "*1", "*3\r\n$3\r\nSET\r\n$100000\r\nxyz", "PIN", "*2\r\n$3\r\nGET\r\n$3\r" };
+		const char *halves[] = {"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nab",
+					"*2\r\n$3\r\nGE",
+					"*1",
+					"*3\r\n$3\r\nSET\r\n$100000\r\nxyz",
+					"PIN",
+					"*2\r\n$3\r\nGET\r\n$3\r"};
 
 		for (size_t i = 0; i < sizeof(halves) / sizeof(halves[0]); i++) {
 			struct cl *c = cl_new();
@@ -835,7 +872,8 @@ static void test_hostile(void)
 	/* a command split byte by byte still works */
 	{
 		struct cl *c = cl_new();
-		const char *cmd = "*3\r\n$3\r\nSET\r\n$5\r\nsplit\r\n$3\r\nabc\r\n*2\r\n$3\r\nGET\r\n$5\r\nsplit\r\n";
+		const char *cmd = "*3\r\n$3\r\nSET\r\n$5\r\nsplit\r\n$3\r\nabc\r\n*2\r\n$"
+				  "3\r\nGET\r\n$5\r\nsplit\r\n";
 		char *r = NULL;
 
 		for (size_t i = 0; cmd[i]; i++) {
@@ -846,7 +884,8 @@ static void test_hostile(void)
 		CHECK(cl_reply(c, &r, 5000) > 0 && !strcmp(r, "+OK\r\n"), "byte-split SET: %s", r);
 		free(r);
 		r = NULL;
-		CHECK(cl_reply(c, &r, 5000) > 0 && !strcmp(r, "$3\r\nabc\r\n"), "byte-split GET: %s", r);
+		CHECK(cl_reply(c, &r, 5000) > 0 && !strcmp(r, "$3\r\nabc\r\n"),
+		      "byte-split GET: %s", r);
 		free(r);
 		r = cmdf(c, "DEL split");
 		free(r);
@@ -858,8 +897,8 @@ static void test_hostile(void)
 		size_t vl = 4 << 20;
 		char *v = malloc(vl), *buf = NULL, *r = NULL;
 		size_t len = 0, cap = 0;
-		char *argv[3] = { "SET", "big", v };
-		size_t lens[3] = { 3, 3, vl };
+		char *argv[3] = {"SET", "big", v};
+		size_t lens[3] = {3, 3, vl};
 
 		memset(v, 'x', vl);
 		append_cmd(&buf, &len, &cap, 3, argv, lens);
@@ -883,8 +922,8 @@ static void test_hostile(void)
 		size_t vl = 1 << 20;
 		char *v = malloc(vl), *buf = NULL, *r;
 		size_t len = 0, cap = 0;
-		char *argv[3] = { "SET", "slowbig", v };
-		size_t lens[3] = { 3, 7, vl };
+		char *argv[3] = {"SET", "slowbig", v};
+		size_t lens[3] = {3, 7, vl};
 
 		memset(v, 'y', vl);
 		append_cmd(&buf, &len, &cap, 3, argv, lens);
@@ -894,13 +933,13 @@ static void test_hostile(void)
 		free(r);
 		len = 0;
 		for (int i = 0; i < 200; i++) {
-			char *a2[2] = { "GET", "slowbig" };
-			size_t l2[2] = { 3, 7 };
+			char *a2[2] = {"GET", "slowbig"};
+			size_t l2[2] = {3, 7};
 
 			append_cmd(&buf, &len, &cap, 2, a2, l2);
 		}
 		fcntl(c->fd, F_SETFL, O_NONBLOCK);
-		send(c->fd, buf, len, MSG_NOSIGNAL);    /* 200 MiB of replies requested, never read */
+		send(c->fd, buf, len, MSG_NOSIGNAL); /* 200 MiB of replies requested, never read */
 		usleep(200000);
 		CHECK(still_serving(), "slow reader blocked other clients");
 		r = cmdf(w, "CLIENT LIST");
@@ -919,8 +958,8 @@ static void test_hostile(void)
 		size_t vl = 100000;
 		char *v = malloc(vl), *buf = NULL, *r = NULL;
 		size_t len = 0, cap = 0;
-		char *argv[3] = { "SET", "pipebig", v };
-		size_t lens[3] = { 3, 7, vl };
+		char *argv[3] = {"SET", "pipebig", v};
+		size_t lens[3] = {3, 7, vl};
 		int good = 0;
 
 		memset(v, 'p', vl);
@@ -930,8 +969,8 @@ static void test_hostile(void)
 		free(r);
 		len = 0;
 		for (int i = 0; i < 40; i++) {
-			char *a2[2] = { "GET", "pipebig" };
-			size_t l2[2] = { 3, 7 };
+			char *a2[2] = {"GET", "pipebig"};
+			size_t l2[2] = {3, 7};
 
 			append_cmd(&buf, &len, &cap, 2, a2, l2);
 		}
@@ -976,14 +1015,14 @@ static void test_hostile(void)
 		size_t len = 0, cap = 0;
 
 		for (int i = 0; i < 500; i++) {
-			char *a[2] = { "INCR", "abrupt" };
-			size_t l[2] = { 4, 6 };
+			char *a[2] = {"INCR", "abrupt"};
+			size_t l[2] = {4, 6};
 
 			append_cmd(&buf, &len, &cap, 2, a, l);
 		}
 		send_all(c->fd, buf, len);
 		{
-			struct linger lg = { 1, 0 };        /* RST */
+			struct linger lg = {1, 0}; /* RST */
 
 			setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		}
@@ -1078,7 +1117,8 @@ static void test_limits(void)
 		char *big = malloc(n + 64);
 		int hl = sprintf(big, "*3\r\n$3\r\nSET\r\n$1\r\nq\r\n$%zu\r\n", n);
 
-		expect(a, "+OK\r\n", "CONFIG SET client-query-buffer-limit 1mb proto-max-bulk-len 4mb");
+		expect(a, "+OK\r\n",
+		       "CONFIG SET client-query-buffer-limit 1mb proto-max-bulk-len 4mb");
 		memset(big + hl, 'q', n);
 		send_all(q->fd, big, (size_t)hl + n);
 		CHECK(closed_by_server(q, 5000), "query buffer limit: client not closed");
@@ -1096,7 +1136,7 @@ static void test_limits(void)
 		expect(a, "+OK\r\n", "CONFIG SET timeout 1");
 		CHECK(closed_by_server(idle, 6000), "timeout 1: idle client not closed");
 		cl_free(idle);
-		cl_free(a);             /* idle as well by now */
+		cl_free(a); /* idle as well by now */
 		a = cl_new();
 		expect(a, "+OK\r\n", "CONFIG SET timeout 0");
 	}
@@ -1134,10 +1174,11 @@ static void test_active_expiry(void)
 		CHECK(strstr(r, "expired_keys:") && !strstr(r, "expired_keys:0\r\n"),
 		      "INFO stats expired_keys");
 		CHECK(strstr(r, "rcu_grace_periods:") && strstr(r, "rcu_callbacks_pending:") &&
-			      strstr(r, "rcu_gp_max_latency_usec:") && strstr(r, "rcukv_version:") &&
-			      strstr(r, "used_memory:") && strstr(r, "mem_allocator:") &&
-			      strstr(r, "total_commands_processed:") && strstr(r, "keyspace_hits:") &&
-			      strstr(r, "instantaneous_ops_per_sec:") && strstr(r, "connected_clients:"),
+			  strstr(r, "rcu_gp_max_latency_usec:") && strstr(r, "rcukv_version:") &&
+			  strstr(r, "used_memory:") && strstr(r, "mem_allocator:") &&
+			  strstr(r, "total_commands_processed:") && strstr(r, "keyspace_hits:") &&
+			  strstr(r, "instantaneous_ops_per_sec:") &&
+			  strstr(r, "connected_clients:"),
 		      "INFO fields missing");
 		free(r);
 		r = cmdf(c, "INFO rcu");
@@ -1201,7 +1242,8 @@ static void test_benchmark(void)
 			errors++;
 	}
 	CHECK(pclose(p) == 0, "redis-benchmark exit status");
-	CHECK(lines == 4 && errors == 0, "redis-benchmark: %d result lines, %d errors", lines, errors);
+	CHECK(lines == 4 && errors == 0, "redis-benchmark: %d result lines, %d errors", lines,
+	      errors);
 }
 
 /* --------------------------------------------------------- process tests */
@@ -1210,7 +1252,8 @@ static int free_port(int from)
 {
 	for (int p = from; p < 7300; p++) {
 		int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((unsigned short)p) };
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_port = htons((unsigned short)p)};
 
 		inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -1297,7 +1340,7 @@ static void test_bad_config(void)
 	fprintf(f, "# a comment\nport 7299\nmaxclients many\n");
 	fclose(f);
 	{
-		const char *args[] = { server_path, conf, NULL };
+		const char *args[] = {server_path, conf, NULL};
 
 		pid = spawn(args, log);
 	}
@@ -1305,14 +1348,14 @@ static void test_bad_config(void)
 	out = slurp(log);
 	CHECK(rc == 1, "bad config: exit status %d, want 1", rc);
 	CHECK(strstr(out, conf) && strstr(out, "line 3") && strstr(out, "maxclients") &&
-		      strstr(out, "integer"),
+		  strstr(out, "integer"),
 	      "bad config message names file, line and reason: %s", out);
 	free(out);
 	f = fopen(conf, "w");
 	fprintf(f, "port 7299\nno-such-option yes\n");
 	fclose(f);
 	{
-		const char *args[] = { server_path, conf, NULL };
+		const char *args[] = {server_path, conf, NULL};
 
 		pid = spawn(args, log);
 	}
@@ -1322,7 +1365,7 @@ static void test_bad_config(void)
 	      "unknown option: rc %d, %s", rc, out);
 	free(out);
 	{
-		const char *args[] = { server_path, "--port", "70000", NULL };
+		const char *args[] = {server_path, "--port", "70000", NULL};
 
 		pid = spawn(args, log);
 	}
@@ -1347,7 +1390,7 @@ static void test_graceful(int how_sigterm)
 	snprintf(ps, sizeof(ps), "%d", p);
 	snprintf(log, sizeof(log), "/tmp/rcukv-test-graceful-%d.log", p);
 	{
-		const char *args[] = { server_path, "--port", ps, "--threads", "2", NULL };
+		const char *args[] = {server_path, "--port", ps, "--threads", "2", NULL};
 
 		pid = spawn(args, log);
 	}
@@ -1363,17 +1406,17 @@ static void test_graceful(int how_sigterm)
 		r = cmdf(cs[i], "SET g%d %d", i, i);
 		free(r);
 	}
-	send_all(cs[0]->fd, "*3\r\n$3\r\nSET\r\n", 13);        /* half a command */
+	send_all(cs[0]->fd, "*3\r\n$3\r\nSET\r\n", 13); /* half a command */
 	if (how_sigterm) {
 		kill(pid, SIGTERM);
 	} else {
-		char *r = cmdf(cs[1], "SHUTDOWN");     /* no reply: the connection closes */
+		char *r = cmdf(cs[1], "SHUTDOWN"); /* no reply: the connection closes */
 
 		free(r);
 	}
 	rc = wait_exit(pid, 10000);
-	CHECK(rc == 0, "%s with clients connected: exit status %d", how_sigterm ? "SIGTERM" : "SHUTDOWN",
-	      rc);
+	CHECK(rc == 0, "%s with clients connected: exit status %d",
+	      how_sigterm ? "SIGTERM" : "SHUTDOWN", rc);
 	for (int i = 0; i < 10; i++) {
 		int r = cl_fill(cs[i], 2000);
 
@@ -1420,7 +1463,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--quick"))
 			quick = 1;
 		else {
-			fprintf(stderr, "usage: %s [--host H] [--port P] [--server PATH] [--cases FILE] [--record] [--quick]\n",
+			fprintf(stderr,
+				"usage: %s [--host H] [--port P] [--server PATH] [--cases FILE] "
+				"[--record] [--quick]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1430,8 +1475,8 @@ int main(int argc, char **argv)
 		snprintf(ps, sizeof(ps), "%d", port);
 		snprintf(logpath, sizeof(logpath), "/tmp/rcukv-test-server-%d.log", port);
 		{
-			const char *args[] = { server_path, "--port", ps, "--threads", "2",
-					       "--unixsocket", sockpath, NULL };
+			const char *args[] = {server_path, "--port",	   ps,	     "--threads",
+					      "2",	   "--unixsocket", sockpath, NULL};
 
 			snprintf(sockpath, sizeof(sockpath), "/tmp/rcukv-test-%d.sock", port);
 			server_pid = spawn(args, logpath);
@@ -1483,7 +1528,8 @@ int main(int argc, char **argv)
 		{
 			struct stat st;
 
-			CHECK(stat(sockpath, &st) < 0, "unix socket %s not removed at exit", sockpath);
+			CHECK(stat(sockpath, &st) < 0, "unix socket %s not removed at exit",
+			      sockpath);
 		}
 		if (!record) {
 			test_bad_config();

@@ -11,19 +11,18 @@
  *    closes), checked by the strict RESP2/RESP3 checker of fuzz_common.c;
  *  - a RESP2 client never gets a RESP3 type;
  *  - in RESP2, hiredis's redisReader parses the same bytes into one reply and
- *    consumes them exactly (hiredis 0.14 has no RESP3);
+ *    consumes them exactly (hiredis 0.14 has no RESP3, and gives up past 7
+ *    nested aggregates: such replies, COMMAND DOCS's, rely on the strict
+ *    checker alone);
  *  - no crash, out-of-bounds access, UB or leak (ASan, UBSan, LSan).
- * Each input gets a fresh table and connection, freed at its end (db_fini()
- * waits for the RCU callbacks), so a leak shows in that input.
+ * Each input gets a fresh table and connection (plus an idle named second
+ * client for CLIENT LIST/KILL), freed at its end after one active-expiry
+ * cycle (db_fini() waits for the RCU callbacks), so a leak shows in that input.
  *
  * Harness limits (so one input cannot take seconds or gigabytes): the input is
  * at most 4 kB (-max_len), proto-max-bulk-len is held at 1 MB (CONFIG SET may
  * raise it; the harness lowers it again after the command: SETRANGE would
  * otherwise allocate up to 512 MB), the configuration is reset per input.
- *
- * FZ_SKIP_KNOWN=1 in the environment steps around the open findings of
- * notes/fuzz-crashes.txt (make fuzz and fuzz_short.sh set it; regression
- * inputs run without it).
  *
  * Flags byte: bit 0 starts the connection in RESP3 (as after HELLO 3).
  */
@@ -42,16 +41,6 @@ void __real_cmd_dispatch(struct conn *c);
 void __wrap_cmd_dispatch(struct conn *c);
 
 static unsigned long n_commands;
-static int skip_known;  /* FZ_SKIP_KNOWN=1: step around the open findings */
-
-/* Finding 2 of notes/fuzz-crashes.txt: CLIENT INFO overflows a stack buffer
- * when the client's name is long.  Under FZ_SKIP_KNOWN=1 the harness answers
- * such a CLIENT INFO itself, so fuzzing goes on past it. */
-static int known_crash(struct conn *c)
-{
-	return c->argc == 2 && util_strcaseeq(c->argv[0], c->argl[0], "client") &&
-	       util_strcaseeq(c->argv[1], c->argl[1], "info") && c->name && strlen(c->name) > 600;
-}
 
 static void check_hiredis(const char *p, size_t n)
 {
@@ -60,8 +49,15 @@ static void check_hiredis(const char *p, size_t n)
 
 	FZ_CHECK(r != NULL, "redisReaderCreate");
 	FZ_CHECK(redisReaderFeed(r, p, n) == REDIS_OK, "redisReaderFeed failed");
-	FZ_CHECK(redisReaderGetReply(r, &reply) == REDIS_OK, "hiredis rejects the reply: %s (%.*s)",
-		 r->errstr, (int)(n < 200 ? n : 200), p);
+	if (redisReaderGetReply(r, &reply) != REDIS_OK) {
+		/* hiredis 0.14 (Debian 12) stops at 7 nested aggregates; COMMAND
+		 * DOCS nests deeper, as Redis 7's does (12 levels): the strict
+		 * checker has passed the bytes already. */
+		FZ_CHECK(strstr(r->errstr, "nested multi bulk replies with depth") != NULL,
+			 "hiredis rejects the reply: %s (%.*s)", r->errstr, (int)(n < 200 ? n : 200), p);
+		redisReaderFree(r);
+		return;
+	}
 	FZ_CHECK(reply != NULL, "hiredis finds no complete reply in %zu bytes", n);
 	FZ_CHECK(r->len == r->pos, "hiredis leaves %zu of %zu bytes after the reply", r->len - r->pos,
 		 n);
@@ -83,10 +79,7 @@ void __wrap_cmd_dispatch(struct conn *c)
 	FZ_CHECK(c->out.pos == 0, "output not flushed between commands of one read (pos %zu)",
 		 c->out.pos);
 	snprintf(name, sizeof(name), "%.*s", (int)(c->argl[0] < 24 ? c->argl[0] : 24), c->argv[0]);
-	if (skip_known && known_crash(c))
-		reply_raw(c, "$0\r\n\r\n", 6);
-	else
-		__real_cmd_dispatch(c);
+	__real_cmd_dispatch(c);
 	n_commands++;
 	n = c->out.len - before;
 	if ((c->flags & CONN_CLOSE_ASAP) && !(flags & CONN_CLOSE_ASAP)) {
@@ -135,7 +128,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fz_globals_init();
-	skip_known = getenv("FZ_SKIP_KNOWN") && atoi(getenv("FZ_SKIP_KNOWN"));
 	saved.maxclients = atomic_load(&g_cfg.maxclients);
 	saved.timeout = atomic_load(&g_cfg.timeout);
 	saved.keepalive = atomic_load(&g_cfg.tcp_keepalive);
@@ -153,26 +145,32 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_input in;
-	struct conn *c;
+	struct conn *c, *other;
 	int st;
 
 	fz_split_input(data, size, &in);
 	cfg_reset();
 	db_init();
+	/* A second, idle client: CLIENT LIST / KILL have someone else to see. */
+	other = fz_conn_new();
+	other->name = xstrdup("bystander");
 	c = fz_conn_new();
 	if (in.flags & 1)
 		c->resp = 3;
 	st = fz_feed(c, in.data, in.len, in.chunks, in.nchunks, NULL, NULL);
-	/* Commands buffered behind an output pause (notes/fuzz-crashes.txt,
-	 * finding 1) run as a fixed server would run them. */
-	for (int i = 0; st == FZ_OPEN && i < 1000; i++) {
+	if (st == FZ_OPEN) {
 		unsigned long before = n_commands;
 
-		st = fz_rerun(c, NULL, NULL);
-		if (n_commands == before)
-			break;
+		/* Nothing more arrives: nothing complete may be left unrun. */
+		if (conn_process_input(c) >= 0)
+			FZ_CHECK(n_commands == before, "stall: %lu complete command(s) left unrun",
+				 n_commands - before);
 	}
+	/* The main thread's cron: expire what the input left with a TTL. */
+	db_active_expire_cycle();
+	FZ_CHECK(other->out.len == 0 && other->qlen == 0, "the idle client got bytes");
 	fz_conn_free(c);
+	fz_conn_free(other);
 	db_fini();
 	rcu_barrier();
 	return 0;

@@ -5,7 +5,9 @@
  * fz_feed() mirrors server/net.c (on_read, conn_run, conn_flush, on_write)
  * line for line where the parser can tell the difference: the same buffer
  * growth (conn_read_hint(), capacity + 1), the same read sizes, the same
- * query-buffer limit, the same flush bookkeeping.  Those functions are static
+ * query-buffer limit, the same flush bookkeeping, the same re-runs while the
+ * output pause holds input back (conn_run()'s 9 rounds, then on_write() on
+ * the next loop turns, which the copy runs before the next read).  Those functions are static
  * in net.c, so this is a copy: if net.c's read path changes, change this too
  * (notes/fuzz-needs.txt).
  */
@@ -160,6 +162,7 @@ static int flush(struct conn *c, fz_flush_fn *on_flush, void *arg)
 		o->buf = NULL;
 		o->cap = 0;
 	}
+	c->flags &= ~CONN_WRITE_PENDING;
 	if (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))
 		return FZ_CLOSED_REPLY;
 	c->reading = 1;
@@ -167,18 +170,48 @@ static int flush(struct conn *c, fz_flush_fn *on_flush, void *arg)
 	return FZ_OPEN;
 }
 
-/* conn_run() */
+/* The closing status of a flush that closed the connection. */
+static int closed(struct conn *c)
+{
+	return (c->flags & CONN_CLOSE_AFTER_REPLY) && !(c->flags & CONN_CLOSE_ASAP)
+		       ? FZ_CLOSED_PROTO /* or QUIT / CLIENT KILL: the caller tells */
+		       : FZ_CLOSED_REPLY;
+}
+
+/* Set when conn_run() hands the rest to the next loop turn (event_active()
+ * on ev_write); fz_feed() then runs on_write() before the next read. */
+static int write_active;
+
+/* conn_run(): run, flush, and again while paused with the output gone, at
+ * most 9 rounds, then the rest waits for on_write(). */
 static int run(struct conn *c, fz_flush_fn *on_flush, void *arg)
 {
-	int r = process_input(c);
+	for (int round = 0;; round++) {
+		int r = process_input(c);
 
-	atomic_store_explicit(&c->qbuf_used, c->qlen - c->qpos, memory_order_relaxed);
-	if (r < 0 && !(c->flags & CONN_CLOSE_AFTER_REPLY))
-		return FZ_CLOSED_ASAP;
-	r = flush(c, on_flush, arg);
-	if (r == FZ_CLOSED_REPLY && (c->flags & CONN_CLOSE_AFTER_REPLY) && !(c->flags & CONN_CLOSE_ASAP))
-		return FZ_CLOSED_PROTO;     /* or QUIT / CLIENT KILL: the caller tells */
-	return r;
+		atomic_store_explicit(&c->qbuf_used, c->qlen - c->qpos, memory_order_relaxed);
+		if (r < 0 && !(c->flags & CONN_CLOSE_AFTER_REPLY))
+			return FZ_CLOSED_ASAP;
+		if (flush(c, on_flush, arg) != FZ_OPEN)
+			return closed(c);
+		if (!(c->flags & CONN_INPUT_PAUSED) || !c->reading)
+			return FZ_OPEN;
+		if (round == 8) {
+			write_active = 1;
+			return FZ_OPEN;
+		}
+	}
+}
+
+/* on_write(): flush, then run what the output limit held back. */
+static int on_write(struct conn *c, fz_flush_fn *on_flush, void *arg)
+{
+	write_active = 0;
+	if (flush(c, on_flush, arg) != FZ_OPEN)
+		return closed(c);
+	if (c->reading && (c->flags & CONN_INPUT_PAUSED))
+		return run(c, on_flush, arg);
+	return FZ_OPEN;
 }
 
 /* on_read(): one read() of at most the room the buffer has.  *used = bytes taken. */
@@ -221,9 +254,18 @@ static int on_read(struct conn *c, const uint8_t *p, size_t avail, size_t *used,
 	return run(c, on_flush, arg);
 }
 
-int fz_rerun(struct conn *c, fz_flush_fn *on_flush, void *arg)
+/* The event loop's next turns: on_write() while conn_run() activated it. */
+static int write_events(struct conn *c, fz_flush_fn *on_flush, void *arg)
 {
-	return run(c, on_flush, arg);
+	int r = FZ_OPEN;
+
+	for (int turn = 0; write_active && r == FZ_OPEN; turn++) {
+		if (turn > 100000)
+			fz_fail("on_write keeps re-activating itself");
+		r = on_write(c, on_flush, arg);
+	}
+	write_active = 0;
+	return r;
 }
 
 int fz_feed(struct conn *c, const uint8_t *data, size_t n, const uint8_t *chunks, size_t nchunks,
@@ -231,6 +273,7 @@ int fz_feed(struct conn *c, const uint8_t *data, size_t n, const uint8_t *chunks
 {
 	size_t off = 0, ci = 0;
 
+	write_active = 0;
 	while (off < n) {
 		size_t arrive = chunks ? (size_t)chunks[ci++ % nchunks] + 1 : n - off;
 
@@ -243,6 +286,8 @@ int fz_feed(struct conn *c, const uint8_t *data, size_t n, const uint8_t *chunks
 
 			off += used;
 			arrive -= used;
+			if (r == FZ_OPEN)
+				r = write_events(c, on_flush, arg);
 			if (r != FZ_OPEN)
 				return r;
 		}

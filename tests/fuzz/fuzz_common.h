@@ -60,10 +60,6 @@ typedef void fz_flush_fn(struct conn *c, const char *p, size_t n, void *arg);
 int fz_feed(struct conn *c, const uint8_t *data, size_t n, const uint8_t *chunks,
 	    size_t nchunks, fz_flush_fn *on_flush, void *arg);
 
-/* conn_run() with no new bytes (what on_write does after a paused client's
- * output drained). */
-int fz_rerun(struct conn *c, fz_flush_fn *on_flush, void *arg);
-
 /*
  * Strict RESP checker.  Parse one reply at p[0..n).  Return the number of
  * bytes it takes (> 0), 0 if incomplete, -1 if malformed (*why says what).

@@ -18,8 +18,8 @@
  *    error reply);
  *  - no stall: with the connection open after the last read, running the
  *    parser again dispatches nothing (else a client waiting for replies to
- *    commands it has fully sent would wait for ever); FZ_SKIP_KNOWN=1 in the
- *    environment skips this check and runs the buffered commands instead;
+ *    commands it has fully sent would wait for ever: finding 1 of
+ *    notes/fuzz-crashes.txt, input regress/fuzz_resp/stall-paused-pipeline.bin);
  *  - the limits (once, at start-up): over-long inline request, count lines
  *    and bulk lengths get Redis's protocol errors.
  *
@@ -49,7 +49,6 @@ struct outcome {
 
 static struct outcome *cur;
 static int reply_each;
-static int stall_ok;    /* FZ_SKIP_KNOWN=1: skip the stall check (finding 1 of notes/fuzz-crashes.txt) */
 
 static void grow(unsigned char **b, size_t *len, size_t *cap, const void *p, size_t n)
 {
@@ -111,24 +110,14 @@ static void run(const uint8_t *data, size_t n, const uint8_t *chunks, size_t nch
 	memset(o, 0, sizeof(*o));
 	cur = o;
 	o->status = fz_feed(c, data, n, chunks, nchunks, on_flush, o);
-	if (o->status == FZ_OPEN && !stall_ok) {
+	if (o->status == FZ_OPEN) {
 		unsigned long before = o->ncmds;
 
 		/* Nothing more arrives: would the server ever run what is buffered? */
 		if (conn_process_input(c) >= 0)
 			FZ_CHECK(o->ncmds == before,
 				 "stall: %lu complete command(s) left in the query buffer after the last "
-				 "read, and no event will run them (paused for output, flushed at once)",
-				 o->ncmds - before);
-	}
-	while (o->status == FZ_OPEN && stall_ok) {
-		/* As if the server ran buffered commands after a flush (the fix
-		 * notes/fuzz-crashes.txt suggests), so other bugs can be found. */
-		unsigned long before = o->ncmds;
-
-		o->status = fz_rerun(c, on_flush, o);
-		if (o->ncmds == before)
-			break;
+				 "read, and no event will run them", o->ncmds - before);
 	}
 	if (o->status == FZ_OPEN) {
 		o->unparsed = c->qlen - c->qpos;
@@ -238,7 +227,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fz_globals_init();
-	stall_ok = getenv("FZ_SKIP_KNOWN") && atoi(getenv("FZ_SKIP_KNOWN"));
 	check_limits();
 	return 0;
 }

@@ -16,8 +16,6 @@ case "${VARIANT:-release}" in
 esac
 b="$root/build/fuzz"
 secs=${FUZZ_SHORT_SECONDS:-10}
-# Findings 1 and 2 are open: fuzz around them.  Drop this once both are fixed.
-export FZ_SKIP_KNOWN=${FZ_SKIP_KNOWN:-1}
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for h in fuzz_resp fuzz_cmd; do
@@ -27,7 +25,7 @@ for h in fuzz_resp fuzz_cmd; do
   fi
   for f in "$here/regress/$h"/*; do
     [ -f "$f" ] || continue
-    if FZ_SKIP_KNOWN=0 "$bin" -timeout=10 "$f" >"$tmp/run.log" 2>&1; then
+    if "$bin" -timeout=10 "$f" >"$tmp/run.log" 2>&1; then
       pass=$((pass + 1)); echo "ok   $h regress $(basename "$f")"
     else
       fail=$((fail + 1)); echo "FAIL $h regress $(basename "$f")"
@@ -36,14 +34,15 @@ for h in fuzz_resp fuzz_cmd; do
   done
   for f in "$here/regress/$h/pending"/*; do
     [ -f "$f" ] || continue
-    if FZ_SKIP_KNOWN=0 "$bin" -timeout=10 "$f" >"$tmp/run.log" 2>&1; then
+    if "$bin" -timeout=10 "$f" >"$tmp/run.log" 2>&1; then
       echo "XPASS $h pending $(basename "$f"): fixed? move it to regress/$h/ (not counted)"
     else
       echo "xfail $h pending $(basename "$f"): open finding (not counted): $(grep -m1 -oE 'fuzz check failed: .*|ERROR: AddressSanitizer: [a-z-]+|runtime error: .*' "$tmp/run.log")"
     fi
   done
   mkdir -p "$tmp/$h" "$tmp/art-$h"
-  if "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 \
+  dict=(); [ -f "$here/$h.dict" ] && dict=(-dict="$here/$h.dict")
+  if "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 "${dict[@]}" \
        -artifact_prefix="$tmp/art-$h/" "$tmp/$h" "$here/corpus/$h" >"$tmp/$h.log" 2>&1; then
     pass=$((pass + 1))
     echo "ok   $h fuzz ${secs}s: $(grep -E '^stat::number_of_executed_units' "$tmp/$h.log" | awk '{print $2}') executions, $(grep -E '^#[0-9]+' "$tmp/$h.log" | tail -n 1 | grep -oE 'cov: [0-9]+')"

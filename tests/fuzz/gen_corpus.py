@@ -90,7 +90,7 @@ SEQUENCES = [
     [["SET", "t", "v", "PX", "1"], ["PTTL", "t"], ["EXPIRE", "t", "-1"], ["GET", "t"], ["EXISTS", "t"]],
     [["HELLO", "3"], ["GET", "nosuch"], ["CONFIG", "GET", "port"], ["CLIENT", "LIST"], ["CLIENT", "INFO"],
      ["COMMAND", "DOCS", "get"], ["INCRBYFLOAT", "f", "inf"], ["HELLO", "2"], ["GET", "nosuch"]],
-    [["CLIENT", "SETNAME", "x" * 200], ["CLIENT", "INFO"], ["CLIENT", "LIST"]],
+    [["CLIENT", "SETNAME", "x" * 1000], ["CLIENT", "INFO"], ["CLIENT", "LIST"]],
     [["SETRANGE", "big", "60000", "x"], ["GETRANGE", "big", "0", "-1"], ["STRLEN", "big"]],
     [["SET", "k", "v"], ["GETEX", "k", "EX", "100"], ["TTL", "k"], ["PERSIST", "k"], ["TTL", "k"]],
 ]

@@ -5,20 +5,17 @@
 # (BUILD_DIR/corpus/<h>, where new inputs go).  Crash inputs land in
 # BUILD_DIR/artifacts/<h>/.  Prints executions, coverage and crashes per
 # harness; exits non-zero if any harness found a crash.
-#
-# FZ_SKIP_KNOWN (default 1 while findings of notes/fuzz-crashes.txt are open)
-# lets the harnesses step around them; FZ_SKIP_KNOWN=0 checks them too.
 set -u
 b=$1; shift
 secs=${FUZZ_SECONDS:-60}
-export FZ_SKIP_KNOWN=${FZ_SKIP_KNOWN:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 bad=0
 for h in "$@"; do
   work="$b/corpus/$h"; art="$b/artifacts/$h"; log="$b/$h.log"
   mkdir -p "$work" "$art"
+  dict=(); [ -f "$here/$h.dict" ] && dict=(-dict="$here/$h.dict")
   echo "== $h: ${secs}s"
-  "$b/$h" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 \
+  "$b/$h" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 "${dict[@]}" \
     -artifact_prefix="$art/" "$work" "$here/corpus/$h" >"$log" 2>&1
   rc=$?
   execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')

@@ -152,6 +152,15 @@ struct ht {
 	_Atomic size_t expire_cursor; /* ht_expire_cycle() position; relaxed */
 
 	_Atomic unsigned long st_grows, st_shrinks, st_passes, st_flushes, st_expired;
+
+	/* ht_scan_all() readers: an SRCU domain, so a scan may sleep (KEYS,
+	 * snapshots) without holding up the flavor's grace periods.  Entries
+	 * are freed through @reclaim: the flavor's grace period, then one of
+	 * scan_srcu per batch (hazard 1 in DESIGN.md).  @reclaim is NULL only
+	 * when no reclaimer slot was free; then scans do not sleep-proof the
+	 * table and run under the flavor's read side. */
+	struct srcu_struct scan_srcu;
+	struct srcu_reclaim *reclaim;
 };
 
 /* --- hashing and time -------------------------------------------------------- */
@@ -322,29 +331,30 @@ static void batch_free_cb(struct rcu_head *head)
 
 /*
  * ht_batch_retire() - THE free path of entries unlinked from the table.
- * Which grace periods it waits for: the table's flavor (call_rcu), since only
- * that flavor's readers reach entries today.  Issue 3 (flavor-safe free): when
- * ht_scan_all() runs under an SRCU domain, this must also wait for an SRCU
- * grace period of that domain (the batched deferred free of issue 3).
+ * Which grace periods it waits for: the table's flavor (lookups) and then
+ * ht->scan_srcu (ht_scan_all(), which may sleep), through the flavor-safe
+ * reclaimer: one SRCU grace period covers every batch collected meanwhile.
  * Context: registered thread, holding no stripe mutex (memb's call_rcu may
  * wait for the callback backlog outside a section).
  */
 static void ht_batch_retire(struct ht *ht, struct ht_batch *b)
 {
-	(void)ht;
-	call_rcu(&b->rcu, batch_free_cb);
+	if (ht->reclaim)
+		srcu_reclaim_defer(ht->reclaim, &b->rcu);
+	else
+		call_rcu(&b->rcu, batch_free_cb);
 }
 
 /*
  * ht_wait_readers() - the bulk counterpart of ht_batch_retire(): wait until no
- * reader of any flavor that reaches the table can hold a reference taken
- * before the call.  Issue 3: add synchronize_srcu() on the scan domain here.
- * Context: outside any read-side section, no stripe mutex held.
+ * reader of either kind (flavor lookups, SRCU scans) can hold a reference
+ * taken before the call.
+ * Context: outside any read-side section and any scan, no stripe mutex held.
  */
 static void ht_wait_readers(struct ht *ht)
 {
-	(void)ht;
 	synchronize_rcu();
+	synchronize_srcu(&ht->scan_srcu);
 }
 
 /* A batch that filled up under a stripe mutex, to retire after the unlock. */
@@ -803,6 +813,9 @@ struct ht *ht_new(const struct ht_options *opt)
 	HT_CHECK(pthread_mutex_init(&ht->resize_lock, NULL));
 	HT_CHECK(pthread_mutex_init(&ht->wlock, NULL));
 	HT_CHECK(pthread_cond_init(&ht->wcond, NULL));
+	HT_CHECK(init_srcu_struct(&ht->scan_srcu));
+	ht->scan_srcu.name = "ht-scan";
+	ht->reclaim = srcu_reclaim_new_flavor(&ht->scan_srcu, batch_free_cb, "ht");
 	return ht;
 }
 
@@ -853,7 +866,14 @@ void ht_free(struct ht *ht)
 		e_free_list(ht->poison, ht->stripes[i].retired);
 		ht->stripes[i].retired = NULL;
 	}
+	if (ht->reclaim) {
+		int was = qsbr_offline_begin();
+
+		srcu_reclaim_free(ht->reclaim); /* its rcu_barrier() and SRCU wait */
+		qsbr_offline_end(was);
+	}
 	rcu_barrier();
+	cleanup_srcu_struct(&ht->scan_srcu);
 	tbl_free_entries(ht, ht->tbl);
 	for (unsigned int i = 0; i < ht->nstripes; i++)
 		pthread_mutex_destroy(&ht->stripes[i].lock);
@@ -1515,18 +1535,38 @@ uint64_t ht_scan_rcu(struct ht *ht, uint64_t cursor, size_t min_entries, ht_scan
 	return scan_step(ht, cursor, min_entries ? min_entries : 1, fn, arg, &stop);
 }
 
+/*
+ * The scan holds an SRCU section of ht->scan_srcu from start to end and no
+ * section of the flavor (a QSBR caller goes offline), so @fn may sleep as long
+ * as it likes without delaying the flavor's grace periods: entries, chains
+ * and bucket arrays are all freed after an SRCU grace period too
+ * (ht_batch_retire(), ht_wait_readers()).  While it runs, resizes wait for
+ * it (stripe_unzip_ready()).
+ */
 int ht_scan_all(struct ht *ht, ht_scan_fn fn, void *arg)
 {
 	uint64_t v = 0;
 	int stop = 0;
 
-	do {
-		rcu_read_lock();
-		v = scan_step(ht, v, 64, fn, arg, &stop);
-		rcu_read_unlock();
-		/* QSBR: no reference survives the step; let grace periods end. */
-		rcu_quiescent_state();
-	} while (v && !stop);
+	if (!ht->reclaim) { /* no SRCU protection for entries: flavor steps */
+		do {
+			rcu_read_lock();
+			v = scan_step(ht, v, 64, fn, arg, &stop);
+			rcu_read_unlock();
+			rcu_quiescent_state();
+		} while (v && !stop);
+		return stop;
+	}
+	{
+		int idx = srcu_read_lock(&ht->scan_srcu);
+		int was = qsbr_offline_begin();
+
+		do
+			v = scan_step(ht, v, 64, fn, arg, &stop);
+		while (v && !stop);
+		qsbr_offline_end(was);
+		srcu_read_unlock(&ht->scan_srcu, idx);
+	}
 	return stop;
 }
 
@@ -1700,12 +1740,14 @@ static int unzip_bucket(struct ht *ht, size_t i, int *changed)
 }
 
 /* Has a grace period passed since the last unzip change in @s?  Context: @s
- * locked.  Cookies cover the table flavor only: if SRCU scanners ever walk
- * chains (issue 3), unzip steps must also wait for them, as ht_wait_readers()
- * would. */
-static int stripe_unzip_ready(struct ht_stripe *s)
+ * locked.  The cookie covers the flavor's lookups; SRCU scanners walk chains
+ * too, so a step also waits until none is inside (a scan that began before
+ * the change has then ended).  A long scan thus holds the resize back; the
+ * resizer's own waits (ht_wait_readers()) cover both kinds. */
+static int stripe_unzip_ready(struct ht *ht, struct ht_stripe *s)
 {
-	return !s->unzip_dirty || poll_state_synchronize_rcu(s->unzip_gp);
+	return !s->unzip_dirty || (poll_state_synchronize_rcu(s->unzip_gp) &&
+				   !srcu_readers_active(&ht->scan_srcu));
 }
 
 static void stripe_unzip_changed(struct ht_stripe *s)
@@ -1727,7 +1769,7 @@ static size_t unzip_stripe(struct ht *ht, struct ht_stripe *s, uint32_t *list, s
 	size_t k, w = 0;
 	int ch = 0;
 
-	if (!stripe_unzip_ready(s)) {
+	if (!stripe_unzip_ready(ht, s)) {
 		s->worker_wants = 1;
 		return n;
 	}
@@ -1758,7 +1800,7 @@ static void writer_help_unzip(struct ht *ht, struct loc *l)
 {
 	int ch = 0;
 
-	if (l->state != S_GROW_UNZIP || l->s->worker_wants || !stripe_unzip_ready(l->s))
+	if (l->state != S_GROW_UNZIP || l->s->worker_wants || !stripe_unzip_ready(ht, l->s))
 		return;
 	unzip_bucket(ht, l->h & ht->rs_old->mask, &ch);
 	if (ch)
@@ -2062,6 +2104,13 @@ void ht_stats(struct ht *ht, struct ht_stats *st)
 	st->flushes = atomic_load_explicit(&ht->st_flushes, memory_order_relaxed);
 	st->expired = atomic_load_explicit(&ht->st_expired, memory_order_relaxed);
 	st->resizing = atomic_load_explicit(&ht->resizing, memory_order_relaxed);
+	if (ht->reclaim) {
+		struct srcu_reclaim_stats rs;
+
+		srcu_reclaim_get_stats(ht->reclaim, &rs);
+		st->retire_batches_waiting_scan = rs.waiting;
+		st->retire_batches_freed = rs.freed;
+	}
 }
 
 int ht_validate(struct ht *ht)

@@ -393,11 +393,15 @@ uint64_t ht_scan_rcu(struct ht *ht, uint64_t cursor, size_t min_entries, ht_scan
 
 /**
  * ht_scan_all() - walk the whole table (KEYS, snapshots).  Guarantee 4 holds.
- * @fn: called inside a read-side section, one bucket at a time; the scan leaves
- *   the section between buckets (QSBR: reports a quiescent state there), so
- *   entries must not be used after @fn returns.
+ * @fn: called for each entry inside one SRCU read-side section of the table's
+ *   scan domain that lasts the whole scan, and outside any section of the
+ *   flavor (a QSBR caller is offline meanwhile): @fn may block and sleep
+ *   without delaying the flavor's grace periods, and every entry it was given
+ *   stays valid until ht_scan_all() returns.  A long scan holds back resizes
+ *   and the freeing of replaced entries (not lookups or writes).  @fn must not
+ *   call ht_free(), ht_resize() or ht_scan_all() on the same table.
  * Context: registered thread outside any read-side section, holding no RCU
- * reference.  (Issue 3: will run under an SRCU domain so @fn may sleep.)
+ * reference.
  * Return: 0, or the non-zero value that stopped the scan.
  */
 int ht_scan_all(struct ht *ht, ht_scan_fn fn, void *arg);
@@ -432,6 +436,11 @@ struct ht_stats {
 	unsigned long flushes;	    /* ht_flush() calls */
 	unsigned long expired;	    /* entries removed because they had expired */
 	int resizing;		    /* a resize is in progress */
+	/* Batches of replaced entries past the flavor's grace period, waiting
+	 * for an SRCU grace period of the scan domain (a running ht_scan_all()
+	 * holds them), and batches freed so far. */
+	unsigned long retire_batches_waiting_scan;
+	unsigned long retire_batches_freed;
 };
 
 /* ht_stats() - a snapshot.  Context: any thread. */

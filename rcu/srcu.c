@@ -77,6 +77,12 @@ static bool srcu_no_readers(struct srcu_struct *ss)
 	return active + atomic_load(&ss->ctr[idx ^ 1]) <= 1;
 }
 
+int srcu_readers_active(struct srcu_struct *ss)
+{
+	rcu_smp_mb();
+	return !srcu_no_readers(ss);
+}
+
 /* Moves the base to the other counter and waits for the old one to drain.
  * Only the thread that set gp_running runs this. */
 static void srcu_flip_and_drain(struct srcu_struct *ss)

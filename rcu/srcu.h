@@ -144,6 +144,15 @@ int srcu_read_held(const struct srcu_struct *ss);
  */
 void synchronize_srcu(struct srcu_struct *ss);
 
+/**
+ * srcu_readers_active() - may a reader of ss be inside a section right now?
+ * Return: 0 when no section that began before the call is still open (then a
+ * grace period of ss has, in effect, already passed for earlier removals);
+ * non-zero otherwise.  The fast path of synchronize_srcu(), without waiting.
+ * Context: any thread.
+ */
+int srcu_readers_active(struct srcu_struct *ss);
+
 /* --- flavor-safe reclamation --------------------------------------------- */
 
 #define SRCU_RECLAIM_MAX 16

@@ -516,7 +516,11 @@ int main(int argc, char **argv)
 			/* Commands in flight now: their fate is unknown, as for a kill. */
 			conn_drop(&conns[i], false);
 		}
+		event_free(conns[i].timer);
 	}
+	/* libevent closes freed bufferevents' sockets from inside the loop. */
+	for (int i = 0; i < 10; i++)
+		event_base_loop(base, EVLOOP_NONBLOCK);
 	sleep(1);
 	redisFree(ctl);
 	ctl = redisConnect(host, port);

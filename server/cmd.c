@@ -82,27 +82,51 @@ static void cmd_time(struct conn *c, int argc)
 	"sure your configuration is correct?"
 #define ERR_WRONGPASS "-WRONGPASS invalid username-password pair or user is disabled."
 
-/* No users but "default" (nopass) exist yet: any password of "default" is
- * accepted, any other user fails, as Redis answers without requirepass. */
-static int auth_check(const char *user, size_t ulen)
+/*
+ * One user, "default": without requirepass it takes any password (nopass);
+ * with one, only that password (compared in constant time).  Any other user
+ * name fails, as Redis answers with no ACL users defined.
+ */
+static int auth_check(const char *user, size_t ulen, const char *pw, size_t pwlen)
 {
-	return util_strcaseeq(user, ulen, "default") && ulen == 7 && !memcmp(user, "default", 7);
+	int is_default = ulen == 7 && !memcmp(user, "default", 7);
+	int ok = cfg_check_password(pw, pwlen); /* always run: same time for any user */
+
+	if (!is_default)
+		return 0;
+	return cfg_password_required() ? ok : 1;
 }
 
 static void cmd_auth(struct conn *c, int argc)
 {
+	int ok;
+
 	if (argc > 3) {
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
 	if (argc == 2) {
-		reply_error(c, ERR_AUTH_NOPASS);
-		return;
+		if (!cfg_password_required()) {
+			reply_error(c, ERR_AUTH_NOPASS);
+			return;
+		}
+		ok = auth_check("default", 7, ARGV(c, 1), ARGL(c, 1));
+	} else {
+		ok = auth_check(ARGV(c, 1), ARGL(c, 1), ARGV(c, 2), ARGL(c, 2));
 	}
-	if (auth_check(ARGV(c, 1), ARGL(c, 1)))
+	if (ok) {
+		c->authenticated = 1;
 		reply_ok(c);
-	else
+	} else {
+		srv_log(LL_VERBOSE, "failed AUTH from %s", c->addr);
 		reply_error(c, ERR_WRONGPASS);
+	}
+}
+
+static void acl_whoami(struct conn *c, int argc)
+{
+	(void)argc;
+	reply_bulk_str(c, "default");
 }
 
 static int valid_client_name(const char *p, size_t n)
@@ -152,7 +176,8 @@ static void cmd_hello(struct conn *c, int argc)
 
 		if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "auth") && more >= 2) {
 			have_auth = 1;
-			auth_ok = auth_check(ARGV(c, j + 1), ARGL(c, j + 1));
+			auth_ok = auth_check(ARGV(c, j + 1), ARGL(c, j + 1), ARGV(c, j + 2),
+					     ARGL(c, j + 2));
 			j += 2;
 		} else if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "setname") && more) {
 			name = ARGV(c, j + 1);
@@ -165,6 +190,15 @@ static void cmd_hello(struct conn *c, int argc)
 	}
 	if (have_auth && !auth_ok) {
 		reply_error(c, ERR_WRONGPASS);
+		return;
+	}
+	if (have_auth)
+		c->authenticated = 1;
+	if (!c->authenticated && cfg_password_required()) {
+		reply_error(c, "-NOAUTH HELLO must be called with the client already authenticated, "
+			       "otherwise the HELLO AUTH <user> <pass> option can be used to "
+			       "authenticate the client and select the RESP protocol version at "
+			       "the same time");
 		return;
 	}
 	if (name && set_name(c, name, namelen) < 0)
@@ -604,6 +638,12 @@ static const struct cmd config_subs[] = {
      "Returns helpful text about the different subcommands.", NULL, 0, "@slow", "config|help"},
 };
 
+static const struct cmd acl_subs[] = {
+    {"whoami", acl_whoami, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "6.0.0",
+     "Returns the authenticated username of the current connection.", NULL, 0,
+     "@slow", "acl|whoami"},
+};
+
 static const struct cmd command_subs[] = {
     {"count", command_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
      "Returns a count of commands.", NULL, 0, "@slow @connection", "command|count"},
@@ -648,6 +688,8 @@ static const struct cmd base_cmds[] = {
     {"config", NULL, -2, 0, 0, 0, 0, "server", "2.0.0",
      "A container for server configuration commands.", config_subs, NSUB(config_subs), "@slow",
      NULL},
+    {"acl", NULL, -2, CMD_SENTINEL, 0, 0, 0, "server", "6.0.0",
+     "A container for Access List Control commands.", acl_subs, NSUB(acl_subs), "@slow", NULL},
     {"command", command_all, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
      "Returns detailed information about all commands.", command_subs, NSUB(command_subs),
      "@slow @connection", NULL},
@@ -656,6 +698,7 @@ static const struct cmd base_cmds[] = {
 /* ------------------------------------------------------------ the table */
 
 static const struct cmd **table; /* every top-level command */
+static const char **tname;	 /* its name as clients type it (rename-command), NULL = disabled */
 static int ntable;
 #define IDX_SLOTS 1024
 static int idx_slot[IDX_SLOTS]; /* index into table + 1, 0 = empty */
@@ -674,9 +717,7 @@ static int cmd_lookup(const char *s, size_t n)
 	unsigned h = name_hash(s, n) & (IDX_SLOTS - 1);
 
 	while (idx_slot[h]) {
-		const struct cmd *k = table[idx_slot[h] - 1];
-
-		if (util_strcaseeq(s, n, k->name))
+		if (util_strcaseeq(s, n, tname[idx_slot[h] - 1]))
 			return idx_slot[h] - 1;
 		h = (h + 1) & (IDX_SLOTS - 1);
 	}
@@ -693,9 +734,44 @@ void cmd_init(void)
 		table[i] = &base_cmds[i];
 	for (int i = 0; i < g_nkey_cmds; i++)
 		table[nb + i] = &g_key_cmds[i];
+	tname = xmalloc((size_t)ntable * sizeof(*tname));
+	for (int i = 0; i < ntable; i++)
+		tname[i] = table[i]->name;
+	/* rename-command: applied in file order, as Redis does */
+	for (int r = 0; r < g_cfg.nrename; r++) {
+		const char *from = g_cfg.rename_from[r], *to = g_cfg.rename_to[r];
+		int found = -1;
+
+		for (int i = 0; i < ntable; i++)
+			if (tname[i] && util_strcaseeq(from, strlen(from), tname[i]))
+				found = i;
+		if (found < 0) {
+			fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (rcukv %s) ***\n"
+					">>> 'rename-command %s %s'\nNo such command in rename-command\n",
+				RCUKV_VERSION, from, to);
+			exit(1);
+		}
+		for (int i = 0; i < ntable && to[0]; i++) {
+			if (tname[i] && i != found && util_strcaseeq(to, strlen(to), tname[i])) {
+				fprintf(stderr,
+					"\n*** FATAL CONFIG FILE ERROR (rcukv %s) ***\n"
+					">>> 'rename-command %s %s'\nTarget command name already "
+					"exists\n",
+					RCUKV_VERSION, from, to);
+				exit(1);
+			}
+		}
+		tname[found] = to[0] ? to : NULL;
+		srv_log(LL_NOTICE, "rename-command: %s %s%s", table[found]->name,
+			to[0] ? "renamed to " : "disabled", to);
+	}
 	memset(idx_slot, 0, sizeof(idx_slot));
 	for (int i = 0; i < ntable; i++) {
-		unsigned h = name_hash(table[i]->name, strlen(table[i]->name)) & (IDX_SLOTS - 1);
+		unsigned h;
+
+		if (!tname[i])
+			continue;
+		h = name_hash(tname[i], strlen(tname[i])) & (IDX_SLOTS - 1);
 
 		while (idx_slot[h])
 			h = (h + 1) & (IDX_SLOTS - 1);
@@ -707,6 +783,8 @@ void cmd_fini(void)
 {
 	free(table);
 	table = NULL;
+	free(tname);
+	tname = NULL;
 }
 
 void cmd_name_of(int idx, int sub, char *buf, size_t len)
@@ -793,9 +871,19 @@ void cmd_dispatch(struct conn *c)
 					     s->fullname);
 				goto done;
 			}
+			if (SRV_UNLIKELY(!c->authenticated) && !(s->flags & CMD_NOAUTH) &&
+			    cfg_password_required()) {
+				reply_error(c, "-NOAUTH Authentication required.");
+				goto done;
+			}
 			s->proc(c, argc);
 			goto done;
 		}
+	}
+	if (SRV_UNLIKELY(!c->authenticated) && !(k->flags & CMD_NOAUTH) &&
+	    cfg_password_required()) {
+		reply_error(c, "-NOAUTH Authentication required.");
+		goto done;
 	}
 	k->proc(c, argc);
 done:
@@ -919,6 +1007,7 @@ static const struct docspec specs[] = {
     {"echo", "message"},
     {"hello", "[protover:integer [AUTH username password] [SETNAME clientname]]"},
     {"auth", "[username] password"},
+    {"acl|whoami", ""},
     {"select", "index:integer"},
     {"info", "[section...]"},
     {"shutdown", "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]"},

@@ -24,7 +24,7 @@
 
 struct cfg g_cfg;
 
-enum cfg_type { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL };
+enum cfg_type { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL, T_RENAME };
 
 struct cfg_opt {
 	const char *name;
@@ -42,6 +42,7 @@ static int threads_cfg;
 static char *save_str;	   /* accepted for compatibility; no persistence yet */
 static int appendonly_cfg; /* accepted for compatibility; only "no" */
 static char *unixsocket_str;
+static char *requirepass_str; /* under str_lock once workers run */
 
 #define OPT(n, t, m, p, lo, hi, e)                                                                 \
 	{                                                                                          \
@@ -69,6 +70,9 @@ static const struct cfg_opt opts[] = {
     OPT("appendonly", T_BOOL, 1, &appendonly_cfg, 0, 1, NULL),
     OPT("client-output-buffer-pause", T_MEM, 1, &g_cfg.client_output_buffer_soft, 16 * 1024,
 	LLONG_MAX, NULL),
+    OPT("requirepass", T_STR, 1, &requirepass_str, 0, 0, NULL),
+    OPT("protected-mode", T_BOOL, 1, &g_cfg.protected_mode, 0, 1, NULL),
+    OPT("rename-command", T_RENAME, 0, NULL, 0, 0, NULL),
 };
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
 
@@ -93,6 +97,24 @@ void cfg_defaults(void)
 	atomic_store(&g_cfg.hz, 10);
 	g_cfg.tcp_backlog = 511;
 	atomic_store(&g_cfg.client_output_buffer_soft, 1024LL * 1024);
+	atomic_store(&g_cfg.protected_mode, 1);
+	atomic_store(&g_cfg.has_pass, 0);
+}
+
+int cfg_password_required(void)
+{
+	return atomic_load_explicit(&g_cfg.has_pass, memory_order_acquire);
+}
+
+int cfg_check_password(const char *pw, size_t len)
+{
+	int ok;
+
+	pthread_mutex_lock(&str_lock);
+	ok = requirepass_str && requirepass_str[0] &&
+	     util_ct_equal(requirepass_str, strlen(requirepass_str), pw, len);
+	pthread_mutex_unlock(&str_lock);
+	return ok;
 }
 
 static const struct cfg_opt *find_opt(const char *name, size_t len)
@@ -193,6 +215,16 @@ static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *e
 	long long v;
 	const char *err;
 
+	if (o->type == T_RENAME) {
+		if (argc != 2)
+			return "wrong number of arguments";
+		if (g_cfg.nrename == CFG_MAX_RENAME)
+			return "too many rename-command lines";
+		g_cfg.rename_from[g_cfg.nrename] = xstrdup(argv[0]);
+		g_cfg.rename_to[g_cfg.nrename] = xstrdup(argv[1]);
+		g_cfg.nrename++;
+		return NULL;
+	}
 	if (o->type != T_BIND && argc != 1)
 		return "wrong number of arguments";
 	switch (o->type) {
@@ -201,6 +233,8 @@ static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *e
 
 		free(*p);
 		*p = xstrdup(argv[0]);
+		if (p == &requirepass_str)
+			atomic_store(&g_cfg.has_pass, argv[0][0] != '\0');
 		return NULL;
 	}
 	case T_BIND:
@@ -369,6 +403,9 @@ static void opt_value(const struct cfg_opt *o, char *buf, size_t len)
 		pthread_mutex_unlock(&str_lock);
 		break;
 	}
+	case T_RENAME:
+		buf[0] = '\0';
+		break;
 	case T_BIND: {
 		size_t n = 0;
 
@@ -389,6 +426,8 @@ void cfg_cmd_get(struct conn *c, int argc)
 	memset(match, 0, sizeof(match));
 	for (int a = 2; a < argc; a++) {
 		for (int i = 0; i < NOPTS; i++) {
+			if (opts[i].type == T_RENAME)
+				continue;
 			if (!match[i] && util_glob_match(ARGV(c, a), ARGL(c, a), opts[i].name,
 							 strlen(opts[i].name), 1)) {
 				match[i] = 1;
@@ -468,13 +507,17 @@ void cfg_cmd_set(struct conn *c, int argc)
 		const struct cfg_opt *o = found[k];
 
 		if (o->type == T_STR) {
-			/* "save" only: string options are read by CONFIG GET on other
-			 * threads, so they change under str_lock. */
-			char *nv = xstrdup(ARGV(c, 2 + 2 * k + 1)), *old;
+			/* string options are read by CONFIG GET and AUTH on other
+			 * threads, so they change under str_lock.  requirepass
+			 * affects new authentications only (and clients accepted
+			 * from now on), as in Redis. */
+			char *nv = xmemdup(ARGV(c, 2 + 2 * k + 1), ARGL(c, 2 + 2 * k + 1)), *old;
 
 			pthread_mutex_lock(&str_lock);
 			old = *(char **)o->ptr;
 			*(char **)o->ptr = nv;
+			if (o->ptr == &requirepass_str)
+				atomic_store(&g_cfg.has_pass, nv[0] != '\0');
 			pthread_mutex_unlock(&str_lock);
 			free(old);
 		} else if (o->ptr != &appendonly_cfg) {
@@ -490,4 +533,11 @@ void cfg_free_extra(void)
 	save_str = NULL;
 	free(unixsocket_str);
 	unixsocket_str = NULL;
+	free(requirepass_str);
+	requirepass_str = NULL;
+	for (int i = 0; i < g_cfg.nrename; i++) {
+		free(g_cfg.rename_from[i]);
+		free(g_cfg.rename_to[i]);
+	}
+	g_cfg.nrename = 0;
 }

@@ -145,6 +145,9 @@ static void conn_new(struct worker *w, int fd, int is_unix)
 	c->resp = 2;
 	c->bulklen = -1;
 	c->flags = is_unix ? CONN_UNIX : 0;
+	/* As Redis: a client accepted while the default user needs no password
+	 * stays authenticated if requirepass is set later. */
+	c->authenticated = !cfg_password_required();
 	c->id = atomic_fetch_add(&g_srv.next_client_id, 1) + 1;
 	c->ctime_ms = util_mstime();
 	atomic_store_explicit(&c->last_ms, c->ctime_ms, memory_order_relaxed);
@@ -540,6 +543,47 @@ void net_start_workers(void)
 
 /* -------------------------------------------------------------- acceptor */
 
+/* Redis 7 lets in only 127.0.0.1 and ::1 in protected mode (string compare
+ * of the peer address, so ::ffff:127.0.0.1 and 127.0.0.2 are remote). */
+static int peer_is_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+
+		return ntohl(s4->sin_addr.s_addr) == INADDR_LOOPBACK;
+	}
+	if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+
+		return IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+	}
+	return 0;
+}
+
+/* Redis 7.0's text, byte for byte (its typo "Setup a an" included). */
+static const char protected_err[] =
+    "-DENIED "
+    "Redis is running in protected mode because protected mode is enabled and no pa"
+    "ssword is set for the default user. In this mode connections are only accepted"
+    " from the loopback interface. If you want to connect from external computers t"
+    "o Redis you may adopt one of the following solutions: 1) Just disable protecte"
+    "d mode sending the command 'CONFIG SET protected-mode no' from the loopback in"
+    "terface by connecting to Redis from the same host the server is running, howev"
+    "er MAKE SURE Redis is not publicly accessible from internet if you do so. Use "
+    "CONFIG REWRITE to make this change permanent. 2) Alternatively you can just di"
+    "sable the protected mode by editing the Redis configuration file, and setting "
+    "the protected mode option to 'no', and then restarting the server. 3) If you s"
+    "tarted the server manually just for testing, restart it with the '--protected-"
+    "mode no' option. 4) Setup a an authentication password for the default user. N"
+    "OTE: You only need to do one of the above things in order for the server to st"
+    "art accepting connections from the outside."
+    "\r\n";
+
 static void dispatch_fd(int fd, int is_unix)
 {
 	static unsigned rr;
@@ -557,6 +601,16 @@ static void dispatch_fd(int fd, int is_unix)
 		srv_log(
 		    LL_VERBOSE,
 		    "Error registering fd event for the new client: max number of clients reached");
+		return;
+	}
+	if (!is_unix && atomic_load_explicit(&g_cfg.protected_mode, memory_order_relaxed) &&
+	    !cfg_password_required() && !peer_is_loopback(fd)) {
+		if (write(fd, protected_err, sizeof(protected_err) - 1) < 0) {
+			/* the client is going away anyway */
+		}
+		close(fd);
+		atomic_fetch_add_explicit(&g_srv.rejected_conns, 1, memory_order_relaxed);
+		srv_log(LL_VERBOSE, "Denied a connection in protected mode");
 		return;
 	}
 	atomic_fetch_add_explicit(&g_srv.nclients, 1, memory_order_relaxed);

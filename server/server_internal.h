@@ -58,6 +58,8 @@ long long util_ustime(void);
 /* Memory size with k/kb/m/mb/g/gb suffix (1k = 1000, 1kb = 1024). */
 int util_memtoull(const char *s, unsigned long long *out);
 int util_strcaseeq(const char *a, size_t alen, const char *b);
+/* Constant-time comparison (time depends on clen only); 1 if equal. */
+int util_ct_equal(const char *secret, size_t slen, const char *cand, size_t clen);
 int util_splitargs(const char *line, size_t len, char **storep, char ***argvp, size_t **lensp,
 		   int *argcp);
 
@@ -71,6 +73,7 @@ void srv_log_raw(int level, const char *msg);
 /* --------------------------------------------------------------- config */
 
 #define CFG_MAX_BIND 16
+#define CFG_MAX_RENAME 64
 
 struct cfg {
 	char *bind[CFG_MAX_BIND];
@@ -92,6 +95,12 @@ struct cfg {
 	int tcp_backlog;
 	_Atomic long long client_output_buffer_soft; /* per-client pause threshold */
 	char *config_file;			     /* absolute path or NULL */
+	_Atomic long long protected_mode;	     /* bool */
+	_Atomic int has_pass;			     /* requirepass is not empty */
+	/* rename-command pairs from the config file, applied by cmd_init();
+	 * an empty rename_to disables the command. */
+	char *rename_from[CFG_MAX_RENAME], *rename_to[CFG_MAX_RENAME];
+	int nrename;
 };
 extern struct cfg g_cfg;
 
@@ -102,6 +111,10 @@ void cfg_free_extra(void);
 struct conn;
 void cfg_cmd_get(struct conn *c, int argc);
 void cfg_cmd_set(struct conn *c, int argc);
+/* requirepass: 1 if a password is set (new clients start unauthenticated). */
+int cfg_password_required(void);
+/* 1 if pw equals requirepass (constant time; 0 when none is set). */
+int cfg_check_password(const char *pw, size_t len);
 
 /* -------------------------------------------------------------- output */
 
@@ -166,6 +179,7 @@ struct conn {
 	_Atomic size_t qbuf_used, obuf_used;
 	_Atomic int kill; /* set by CLIENT KILL from any thread */
 	_Atomic int resp_pub;
+	int authenticated; /* owner thread; AUTH/HELLO AUTH, or no password at accept */
 
 	/* Links: worker's list (owner) and global registry (g_clients_lock). */
 	struct conn *wnext, *wprev;

@@ -488,3 +488,24 @@ err:
 	free(lens);
 	return -1;
 }
+
+/*
+ * Compare a secret with a candidate in time that depends only on the
+ * candidate's length (which the client already knows), never on where the
+ * first difference lies nor on the secret's length.  Return 1 if equal.
+ */
+int util_ct_equal(const char *secret, size_t slen, const char *cand, size_t clen)
+{
+	volatile unsigned char diff = (unsigned char)(slen != clen);
+	size_t j = 0;
+
+	for (size_t i = 0; i < clen; i++) {
+		unsigned char s = slen ? (unsigned char)secret[j] : 0;
+
+		diff |= (unsigned char)(s ^ (unsigned char)cand[i]);
+		/* j wraps over the secret without a data-dependent branch */
+		j++;
+		j &= (size_t)0 - (size_t)(j < slen);
+	}
+	return diff == 0;
+}

@@ -4,3 +4,4 @@
 $(B)/tests/server/test_server: $(B)/tests/server/test_server.o | $(B)/rcukv-server
 	$(CC) $(LDFLAGS) -o $@ $<
 TEST_BINS += $(B)/tests/server/test_server
+TEST_SCRIPTS += tests/server/test_security.sh

@@ -18,7 +18,7 @@
  * Ends with "N passed, M failed"; exits non-zero on any failure.
  *
  * Usage: test_server [--host H] [--port P] [--server PATH] [--cases FILE]
- *                    [--record] [--quick]
+ *                    [--record] [--quick] [--cases-only]
  *   --record rewrites the expectations of FILE from the server's replies (run
  *   it against redis-server, then review the diff).
  */
@@ -1440,7 +1440,7 @@ static void test_graceful(int how_sigterm)
 int main(int argc, char **argv)
 {
 	const char *cases = "tests/server/cases.txt";
-	int record = 0, spawned = 0;
+	int record = 0, spawned = 0, cases_only = 0;
 	char pathbuf[512], ps[16], logpath[64], sockpath[64] = "";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1462,10 +1462,12 @@ int main(int argc, char **argv)
 			record = 1;
 		else if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--cases-only"))
+			cases_only = 1;
 		else {
 			fprintf(stderr,
 				"usage: %s [--host H] [--port P] [--server PATH] [--cases FILE] "
-				"[--record] [--quick]\n",
+				"[--record] [--quick] [--cases-only]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1498,6 +1500,10 @@ int main(int argc, char **argv)
 		printf("testing %s:%d (%s)\n", host, port, against_rcukv ? "rcukv" : "not rcukv");
 	}
 	run_cases(cases, record);
+	if (cases_only) {
+		printf("%d passed, %d failed\n", passed, failed);
+		return failed ? 1 : 0;
+	}
 	if (!record) {
 		test_pipeline();
 		test_concurrency();

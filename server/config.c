@@ -24,7 +24,7 @@
 
 struct cfg g_cfg;
 
-enum cfg_type { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL, T_RENAME };
+enum cfg_type { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL, T_RENAME, T_COBL };
 
 struct cfg_opt {
 	const char *name;
@@ -73,7 +73,84 @@ static const struct cfg_opt opts[] = {
     OPT("requirepass", T_STR, 1, &requirepass_str, 0, 0, NULL),
     OPT("protected-mode", T_BOOL, 1, &g_cfg.protected_mode, 0, 1, NULL),
     OPT("rename-command", T_RENAME, 0, NULL, 0, 0, NULL),
+    OPT("client-output-buffer-limit", T_COBL, 1, NULL, 0, 0, NULL),
 };
+
+/* client-output-buffer-limit: only "normal" applies (no replicas or pub/sub
+ * yet); the other classes are kept so CONFIG GET shows what was set. */
+static long long cobl_other[2][3] = {{256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
+
+/* Parse "class hard soft secs ..." (argv, argc words).  Validate everything
+ * before applying anything; return NULL or the reason. */
+static const char *cobl_apply(int argc, char **argv, int apply_now)
+{
+	long long v[3][3];
+	int set[3] = {0, 0, 0};
+
+	if (argc == 0 || argc % 4 != 0)
+		return "Wrong number of arguments in buffer limit configuration.";
+	for (int i = 0; i < argc; i += 4) {
+		int cls;
+
+		if (!strcasecmp(argv[i], "normal"))
+			cls = 0;
+		else if (!strcasecmp(argv[i], "replica") || !strcasecmp(argv[i], "slave"))
+			cls = 1;
+		else if (!strcasecmp(argv[i], "pubsub"))
+			cls = 2;
+		else
+			return "Invalid client class specified in buffer limit configuration.";
+		for (int k = 0; k < 3; k++) {
+			unsigned long long u;
+			long long sec;
+
+			if (k < 2) {
+				if (!util_memtoull(argv[i + 1 + k], &u) || u > LLONG_MAX)
+					return "Error in hard, soft or soft_seconds setting in "
+					       "buffer limit configuration.";
+				v[cls][k] = (long long)u;
+			} else {
+				if (!util_str2ll(argv[i + 3], strlen(argv[i + 3]), &sec) ||
+				    sec < 0)
+					return "Error in hard, soft or soft_seconds setting in "
+					       "buffer limit configuration.";
+				v[cls][k] = sec;
+			}
+		}
+		set[cls] = 1;
+	}
+	if (!apply_now)
+		return NULL;
+	if (set[0]) {
+		atomic_store(&g_cfg.cobl_hard, v[0][0]);
+		atomic_store(&g_cfg.cobl_soft, v[0][1]);
+		atomic_store(&g_cfg.cobl_soft_secs, v[0][2]);
+	}
+	for (int cls = 1; cls < 3; cls++)
+		if (set[cls])
+			for (int k = 0; k < 3; k++)
+				cobl_other[cls - 1][k] = v[cls][k]; /* read under str_lock */
+	return NULL;
+}
+
+/* Split a CONFIG SET value into words and apply it (under str_lock). */
+static const char *cobl_set(const char *val, int apply_now)
+{
+	char *store, **argv;
+	size_t *lens;
+	int argc;
+	const char *err;
+
+	if (util_splitargs(val, strlen(val), &store, &argv, &lens, &argc) < 0)
+		return "Wrong number of arguments in buffer limit configuration.";
+	pthread_mutex_lock(&str_lock);
+	err = cobl_apply(argc, argv, apply_now);
+	pthread_mutex_unlock(&str_lock);
+	free(store);
+	free(argv);
+	free(lens);
+	return err;
+}
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
 
 void cfg_defaults(void)
@@ -98,6 +175,9 @@ void cfg_defaults(void)
 	g_cfg.tcp_backlog = 511;
 	atomic_store(&g_cfg.client_output_buffer_soft, 1024LL * 1024);
 	atomic_store(&g_cfg.protected_mode, 1);
+	atomic_store(&g_cfg.cobl_hard, 0);
+	atomic_store(&g_cfg.cobl_soft, 0);
+	atomic_store(&g_cfg.cobl_soft_secs, 0);
 	atomic_store(&g_cfg.has_pass, 0);
 }
 
@@ -225,6 +305,8 @@ static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *e
 		g_cfg.nrename++;
 		return NULL;
 	}
+	if (o->type == T_COBL)
+		return cobl_apply(argc, argv, 1);
 	if (o->type != T_BIND && argc != 1)
 		return "wrong number of arguments";
 	switch (o->type) {
@@ -406,6 +488,14 @@ static void opt_value(const struct cfg_opt *o, char *buf, size_t len)
 	case T_RENAME:
 		buf[0] = '\0';
 		break;
+	case T_COBL:
+		pthread_mutex_lock(&str_lock);
+		snprintf(buf, len, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
+			 atomic_load(&g_cfg.cobl_hard), atomic_load(&g_cfg.cobl_soft),
+			 atomic_load(&g_cfg.cobl_soft_secs), cobl_other[0][0], cobl_other[0][1],
+			 cobl_other[0][2], cobl_other[1][0], cobl_other[1][1], cobl_other[1][2]);
+		pthread_mutex_unlock(&str_lock);
+		break;
 	case T_BIND: {
 		size_t n = 0;
 
@@ -493,7 +583,9 @@ void cfg_cmd_set(struct conn *c, int argc)
 		const struct cfg_opt *o = found[k];
 		const char *err = NULL;
 
-		if (o->type != T_STR)
+		if (o->type == T_COBL)
+			err = cobl_set(ARGV(c, 2 + 2 * k + 1), 0);
+		else if (o->type != T_STR)
 			err = parse_value(o, ARGV(c, 2 + 2 * k + 1), &vals[k], errbuf,
 					  sizeof(errbuf));
 		if (err) {
@@ -506,7 +598,9 @@ void cfg_cmd_set(struct conn *c, int argc)
 	for (int k = 0; k < nfound; k++) {
 		const struct cfg_opt *o = found[k];
 
-		if (o->type == T_STR) {
+		if (o->type == T_COBL) {
+			cobl_set(ARGV(c, 2 + 2 * k + 1), 1);
+		} else if (o->type == T_STR) {
 			/* string options are read by CONFIG GET and AUTH on other
 			 * threads, so they change under str_lock.  requirepass
 			 * affects new authentications only (and clients accepted

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,6 +134,68 @@ static void free_config(void)
 	cfg_free_extra();
 }
 
+/*
+ * As Redis: make room for maxclients plus 32 descriptors of our own (listeners,
+ * log, eventfds, epoll).  If the hard limit forbids it, take what is allowed
+ * and lower maxclients to fit, saying so.
+ */
+#define RESERVED_FDS 32
+static void adjust_open_files_limit(void)
+{
+	long long maxc = atomic_load(&g_cfg.maxclients);
+	rlim_t want = (rlim_t)maxc + RESERVED_FDS;
+	struct rlimit rl;
+	rlim_t old;
+	int err;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		srv_log(LL_WARNING,
+			"Unable to obtain the current NOFILE limit (%s), assuming 1024 and setting "
+			"the max clients configuration accordingly.",
+			strerror(errno));
+		atomic_store(&g_cfg.maxclients, 1024 - RESERVED_FDS);
+		return;
+	}
+	old = rl.rlim_cur;
+	if (old >= want)
+		return;
+	rl.rlim_cur = want;
+	if (rl.rlim_max < want)
+		rl.rlim_max = want; /* allowed as root (CAP_SYS_RESOURCE) */
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		srv_log(LL_NOTICE,
+			"Increased maximum number of open files to %llu (it was originally set "
+			"to %llu).",
+			(unsigned long long)want, (unsigned long long)old);
+		return;
+	}
+	err = errno;
+	/* not root: go as far as the hard limit */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max > old) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			old = rl.rlim_max;
+	}
+	if (old <= RESERVED_FDS) {
+		srv_log(LL_WARNING,
+			"Your current 'ulimit -n' of %llu is not enough for the server to start. "
+			"Please increase your open file limit to at least %llu. Exiting.",
+			(unsigned long long)old, (unsigned long long)want);
+		exit(1);
+	}
+	atomic_store(&g_cfg.maxclients, (long long)old - RESERVED_FDS);
+	srv_log(LL_WARNING,
+		"You requested maxclients of %lld requiring at least %llu max file descriptors.",
+		maxc, (unsigned long long)want);
+	srv_log(LL_WARNING,
+		"Server can't set maximum open files to %llu because of OS error: %s.",
+		(unsigned long long)want, strerror(err));
+	srv_log(LL_WARNING,
+		"Current maximum open files is %llu. maxclients has been reduced to %lld to "
+		"compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
+		(unsigned long long)old, (long long)old - RESERVED_FDS);
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n;
@@ -179,6 +242,7 @@ int main(int argc, char **argv)
 	else
 		srv_log(LL_WARNING, "Warning: no config file specified, using the default config.");
 
+	adjust_open_files_limit();
 	rcu_register_thread();
 	db_init();
 	cmd_init();

@@ -312,6 +312,33 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	conn_run(c);
 }
 
+/*
+ * client-output-buffer-limit normal: unsent output at or over the hard limit,
+ * or over the soft limit for longer than its seconds, closes the client (as
+ * Redis).  Checked after each write attempt, i.e. after every batch of
+ * commands, so a client that never reads holds at most one batch's replies.
+ */
+static int obuf_over_limit(struct conn *c)
+{
+	long long hard = atomic_load_explicit(&g_cfg.cobl_hard, memory_order_relaxed);
+	long long soft = atomic_load_explicit(&g_cfg.cobl_soft, memory_order_relaxed);
+	long long used = (long long)(c->out.len - c->out.pos);
+
+	if (hard > 0 && used >= hard)
+		return 1;
+	if (soft > 0 && used >= soft) {
+		long long now = util_mstime();
+		long long secs =
+		    atomic_load_explicit(&g_cfg.cobl_soft_secs, memory_order_relaxed);
+
+		if (!c->obuf_soft_since)
+			c->obuf_soft_since = now;
+		return now - c->obuf_soft_since >= secs * 1000;
+	}
+	c->obuf_soft_since = 0;
+	return 0;
+}
+
 /* Write what the socket takes.  Return -1 if c was closed (freed). */
 static int conn_flush(struct conn *c)
 {
@@ -340,6 +367,7 @@ static int conn_flush(struct conn *c)
 			o->buf = NULL;
 			o->cap = 0;
 		}
+		c->obuf_soft_since = 0;
 		if (c->flags & CONN_WRITE_PENDING) {
 			event_del(c->ev_write);
 			c->flags &= ~CONN_WRITE_PENDING;
@@ -355,6 +383,13 @@ static int conn_flush(struct conn *c)
 	if (!(c->flags & CONN_WRITE_PENDING)) {
 		event_add(c->ev_write, NULL);
 		c->flags |= CONN_WRITE_PENDING;
+	}
+	if (obuf_over_limit(c)) {
+		srv_log(LL_WARNING,
+			"Client id=%llu addr=%s closed for overcoming of output buffer limits.",
+			(unsigned long long)c->id, c->addr);
+		conn_close(c);
+		return -1;
 	}
 	soft = atomic_load_explicit(&g_cfg.client_output_buffer_soft, memory_order_relaxed);
 	if (o->len - o->pos > (size_t)soft || (c->flags & CONN_CLOSE_AFTER_REPLY))
@@ -457,6 +492,15 @@ static void on_worker_cron(evutil_socket_t fd, short what, void *arg)
 		if (tmo > 0 &&
 		    now - atomic_load_explicit(&c->last_ms, memory_order_relaxed) > tmo * 1000) {
 			srv_log(LL_VERBOSE, "Closing idle client");
+			conn_close(c);
+			continue;
+		}
+		/* a reader that stopped reading writes nothing: check here too */
+		if (c->out.len > c->out.pos && obuf_over_limit(c)) {
+			srv_log(LL_WARNING,
+				"Client id=%llu addr=%s closed for overcoming of output buffer "
+				"limits.",
+				(unsigned long long)c->id, c->addr);
 			conn_close(c);
 			continue;
 		}

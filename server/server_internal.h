@@ -97,6 +97,8 @@ struct cfg {
 	char *config_file;			     /* absolute path or NULL */
 	_Atomic long long protected_mode;	     /* bool */
 	_Atomic int has_pass;			     /* requirepass is not empty */
+	/* client-output-buffer-limit normal <hard> <soft> <soft secs>; 0 = off */
+	_Atomic long long cobl_hard, cobl_soft, cobl_soft_secs;
 	/* rename-command pairs from the config file, applied by cmd_init();
 	 * an empty rename_to disables the command. */
 	char *rename_from[CFG_MAX_RENAME], *rename_to[CFG_MAX_RENAME];
@@ -180,6 +182,7 @@ struct conn {
 	_Atomic int kill; /* set by CLIENT KILL from any thread */
 	_Atomic int resp_pub;
 	int authenticated; /* owner thread; AUTH/HELLO AUTH, or no password at accept */
+	long long obuf_soft_since; /* ms when output passed the soft limit, 0 = under */
 
 	/* Links: worker's list (owner) and global registry (g_clients_lock). */
 	struct conn *wnext, *wprev;

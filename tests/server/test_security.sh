@@ -10,6 +10,11 @@
 #      removed afterwards) gets Redis's -DENIED text and is closed; with a
 #      password or protected-mode no it is let in.  Skipped, saying so, if no
 #      second address can be had.
+#   3. client-output-buffer-limit normal (hard, then soft + seconds): a client
+#      that pipelines 200 MiB of GET replies and never reads is closed and the
+#      server's RSS stays within 64 MB of its baseline; a reading client is
+#      untouched.  maxclients, timeout and the query buffer limit are tested by
+#      test_server (test_limits).
 # Ends with "N passed, M failed".
 set -u
 B=${B:-build/release}
@@ -140,6 +145,69 @@ else
     bad "server bound to 0.0.0.0 did not start"; sed 's/^/    | /' "$tmp/prot.log"
   fi
   stop "$ppid_"
+fi
+
+# ------------------------------------------------------------- 3. limits
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+nclients() { redis-cli -p "$1" info clients | tr -d '\r' | awk -F: '/^connected_clients:/ {print $2}'; }
+# A client that pipelines GETs of a 512 KiB value and never reads: over the
+# hard limit it is closed, and the server does not keep its replies.
+P3=$(free_port $((P + 2)))
+# (over client-output-buffer-pause, 1 MB, a client's commands wait anyway, so
+# a hard limit above ~1.5 MB is never reached with 512 KiB replies: use 1mb)
+start cobl --port "$P3" --threads 2 --client-output-buffer-limit normal 1mb 0 0
+cpid=$last_pid
+if wait_up "$P3"; then
+  r=$(redis-cli -p "$P3" config get client-output-buffer-limit | tail -n 1)
+  check "CONFIG GET client-output-buffer-limit ($r)" [ "$r" = "normal 1048576 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60" ]
+  r=$(redis-cli -p "$P3" config set client-output-buffer-limit "normal 1mb 0 0 bogus")
+  check "CONFIG SET client-output-buffer-limit, wrong arity refused" [ "$r" = "ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Wrong number of arguments in buffer limit configuration." ]
+  head -c 524288 /dev/zero | tr '\0' x | redis-cli -p "$P3" -x set big >/dev/null
+  base=$(rss_kb "$cpid")
+  # 400 GETs = 200 MiB of replies asked for; the client never reads.
+  exec 5<>"/dev/tcp/127.0.0.1/$P3"
+  for i in $(seq 1 400); do printf 'GET big\r\n'; done >&5
+  gone=0
+  for i in $(seq 1 100); do
+    if [ "$(nclients "$P3")" = 1 ]; then gone=1; break; fi
+    sleep 0.1
+  done
+  after=$(rss_kb "$cpid")
+  exec 5>&-
+  check "client over the hard output limit closed" [ "$gone" = 1 ]
+  check "server RSS did not follow the replies asked for (${base} KB -> ${after} KB, < +64 MB)" [ $((after - base)) -lt 65536 ]
+  check "closing logged" grep -q "closed for overcoming of output buffer limits" "$tmp/cobl.log"
+  # soft limit: over 256 KiB for 1 s
+  redis-cli -p "$P3" config set client-output-buffer-limit "normal 0 256kb 1" >/dev/null
+  exec 5<>"/dev/tcp/127.0.0.1/$P3"
+  for i in $(seq 1 40); do printf 'GET big\r\n'; done >&5
+  gone=0
+  for i in $(seq 1 100); do
+    if [ "$(nclients "$P3")" = 1 ]; then gone=1; break; fi
+    sleep 0.1
+  done
+  exec 5>&-
+  check "client over the soft output limit for its seconds closed" [ "$gone" = 1 ]
+  # a client that reads is untouched by the same limits
+  r=$(redis-cli -p "$P3" get big | wc -c)
+  check "a reading client gets its 512 KiB reply ($r bytes)" [ "$r" = 524289 ]
+  r=$(redis-cli -p "$P3" ping)
+  check "server still serving ($r)" [ "$r" = PONG ]
+else
+  bad "server with client-output-buffer-limit did not start"; sed 's/^/    | /' "$tmp/cobl.log"
+fi
+stop "$cpid"
+if [ "$(ulimit -n)" -ge 10032 ] || grep -qE "Increased maximum number of open files|maxclients has been reduced" "$tmp/cobl.log"; then
+  ok "RLIMIT_NOFILE raised to maxclients + 32 (or already enough), logged"
+else
+  bad "RLIMIT_NOFILE not raised (ulimit -n $(ulimit -n))"
+fi
+
+# sanitizer builds: any report in a server log is a failure
+if grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$tmp"/*.log 2>/dev/null; then
+  bad "sanitizer report in a server log"; grep -hE -A5 "Sanitizer|runtime error:" "$tmp"/*.log | head -40
+else
+  ok "no sanitizer report in the server logs"
 fi
 
 echo "$pass passed, $fail failed"

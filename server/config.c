@@ -74,6 +74,12 @@ static const struct cfg_opt opts[] = {
     OPT("protected-mode", T_BOOL, 1, &g_cfg.protected_mode, 0, 1, NULL),
     OPT("rename-command", T_RENAME, 0, NULL, 0, 0, NULL),
     OPT("client-output-buffer-limit", T_COBL, 1, NULL, 0, 0, NULL),
+    OPT("tls-port", T_INT, 0, &g_cfg.tls_port, 0, 65535, NULL),
+    OPT("tls-cert-file", T_STR, 0, &g_cfg.tls_cert_file, 0, 0, NULL),
+    OPT("tls-key-file", T_STR, 0, &g_cfg.tls_key_file, 0, 0, NULL),
+    OPT("tls-ca-cert-file", T_STR, 0, &g_cfg.tls_ca_cert_file, 0, 0, NULL),
+    OPT("tls-auth-clients", T_STR, 0, &g_cfg.tls_auth_clients, 0, 0, NULL),
+    OPT("tls-protocols", T_STR, 0, &g_cfg.tls_protocols, 0, 0, NULL),
 };
 
 /* client-output-buffer-limit: only "normal" applies (no replicas or pub/sub
@@ -178,6 +184,8 @@ void cfg_defaults(void)
 	atomic_store(&g_cfg.cobl_hard, 0);
 	atomic_store(&g_cfg.cobl_soft, 0);
 	atomic_store(&g_cfg.cobl_soft_secs, 0);
+	g_cfg.tls_auth_clients = xstrdup("yes");
+	g_cfg.tls_protocols = xstrdup("");
 	atomic_store(&g_cfg.has_pass, 0);
 }
 
@@ -208,7 +216,7 @@ static const struct cfg_opt *find_opt(const char *name, size_t len)
 static void store_int(const struct cfg_opt *o, long long v)
 {
 	if (o->ptr == &g_cfg.port || o->ptr == &threads_cfg || o->ptr == &g_cfg.tcp_backlog ||
-	    o->ptr == &g_cfg.daemonize || o->ptr == &appendonly_cfg)
+	    o->ptr == &g_cfg.daemonize || o->ptr == &appendonly_cfg || o->ptr == &g_cfg.tls_port)
 		*(int *)o->ptr = (int)v;
 	else if (o->ptr == &g_cfg.unixsocketperm)
 		*(unsigned int *)o->ptr = (unsigned int)v;
@@ -221,7 +229,7 @@ static void store_int(const struct cfg_opt *o, long long v)
 static long long load_int(const struct cfg_opt *o)
 {
 	if (o->ptr == &g_cfg.port || o->ptr == &threads_cfg || o->ptr == &g_cfg.tcp_backlog ||
-	    o->ptr == &g_cfg.daemonize || o->ptr == &appendonly_cfg)
+	    o->ptr == &g_cfg.daemonize || o->ptr == &appendonly_cfg || o->ptr == &g_cfg.tls_port)
 		return *(int *)o->ptr;
 	if (o->ptr == &g_cfg.unixsocketperm)
 		return *(unsigned int *)o->ptr;
@@ -634,4 +642,11 @@ void cfg_free_extra(void)
 		free(g_cfg.rename_to[i]);
 	}
 	g_cfg.nrename = 0;
+	free(g_cfg.tls_cert_file);
+	free(g_cfg.tls_key_file);
+	free(g_cfg.tls_ca_cert_file);
+	free(g_cfg.tls_auth_clients);
+	free(g_cfg.tls_protocols);
+	g_cfg.tls_cert_file = g_cfg.tls_key_file = g_cfg.tls_ca_cert_file = NULL;
+	g_cfg.tls_auth_clients = g_cfg.tls_protocols = NULL;
 }

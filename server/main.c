@@ -268,6 +268,8 @@ int main(int argc, char **argv)
 		RCU_FLAVOR_NAME);
 	if (g_cfg.port)
 		srv_log(LL_NOTICE, "Ready to accept connections tcp on port %d", g_cfg.port);
+	if (g_cfg.tls_port)
+		srv_log(LL_NOTICE, "Ready to accept connections tls on port %d", g_cfg.tls_port);
 	if (g_cfg.unixsocket)
 		srv_log(LL_NOTICE, "Ready to accept connections unix at %s", g_cfg.unixsocket);
 

@@ -134,11 +134,26 @@ static void fmt_addr(const struct sockaddr_storage *ss, char *buf, size_t len, i
 	}
 }
 
-static void conn_new(struct worker *w, int fd, int is_unix)
+enum { LISTEN_TCP = 0, LISTEN_UNIX = 1, LISTEN_TLS = 2 };
+
+/* Socket I/O of a connection, through TLS when it has one. */
+static ssize_t conn_sock_read(struct conn *c, void *buf, size_t n)
+{
+	return c->ssl ? tls_read(c->ssl, buf, n) : read(c->fd, buf, n);
+}
+
+static ssize_t conn_sock_write(struct conn *c, const void *buf, size_t n)
+{
+	return c->ssl ? tls_write(c->ssl, buf, n) : write(c->fd, buf, n);
+}
+
+/* kind: LISTEN_TCP, LISTEN_UNIX or LISTEN_TLS (the listener it came from) */
+static void conn_new(struct worker *w, int fd, int kind)
 {
 	struct conn *c = xcalloc(1, sizeof(*c));
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
+	int is_unix = kind == LISTEN_UNIX;
 
 	c->fd = fd;
 	c->w = w;
@@ -160,6 +175,12 @@ static void conn_new(struct worker *w, int fd, int is_unix)
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
 		fmt_addr(&ss, c->laddr, sizeof(c->laddr), is_unix);
 	set_sock_opts(fd, is_unix);
+	if (kind == LISTEN_TLS) {
+		c->ssl = tls_conn_new(fd);
+		if (!c->ssl)
+			srv_die("SSL_new failed");
+		c->flags |= CONN_TLS;
+	}
 	c->ev_read = event_new(w->base, fd, EV_READ | EV_PERSIST, on_read, c);
 	c->ev_write = event_new(w->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
 	if (!c->ev_read || !c->ev_write)
@@ -209,6 +230,8 @@ void conn_close(struct conn *c)
 
 	event_free(c->ev_read);
 	event_free(c->ev_write);
+	if (c->ssl)
+		tls_conn_free(c->ssl);
 	close(c->fd);
 	free(c->qbuf);
 	free(c->out.buf);
@@ -288,7 +311,8 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 			c->qcap = cap;
 		}
 	}
-	n = read(fd, c->qbuf + c->qlen, c->qcap - c->qlen);
+	(void)fd;
+	n = conn_sock_read(c, c->qbuf + c->qlen, c->qcap - c->qlen);
 	if (n <= 0) {
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
@@ -309,7 +333,9 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		conn_close(c);
 		return;
 	}
-	conn_run(c);
+	/* TLS may hold decrypted bytes the socket no longer signals: come back */
+	if (conn_run(c) == 0 && c->ssl && c->reading && tls_pending(c->ssl))
+		event_active(c->ev_read, EV_READ, 1);
 }
 
 /*
@@ -346,7 +372,7 @@ static int conn_flush(struct conn *c)
 	long long soft;
 
 	while (o->pos < o->len) {
-		ssize_t n = write(c->fd, o->buf + o->pos, o->len - o->pos);
+		ssize_t n = conn_sock_write(c, o->buf + o->pos, o->len - o->pos);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -443,7 +469,7 @@ static void worker_close_all(struct worker *w)
 
 		/* one last non-blocking attempt at replies in flight */
 		while (o->pos < o->len) {
-			ssize_t n = write(c->fd, o->buf + o->pos, o->len - o->pos);
+			ssize_t n = conn_sock_write(c, o->buf + o->pos, o->len - o->pos);
 
 			if (n <= 0)
 				break;
@@ -628,7 +654,7 @@ static const char protected_err[] =
     "art accepting connections from the outside."
     "\r\n";
 
-static void dispatch_fd(int fd, int is_unix)
+static void dispatch_fd(int fd, int kind)
 {
 	static unsigned rr;
 	struct worker *w;
@@ -647,7 +673,7 @@ static void dispatch_fd(int fd, int is_unix)
 		    "Error registering fd event for the new client: max number of clients reached");
 		return;
 	}
-	if (!is_unix && atomic_load_explicit(&g_cfg.protected_mode, memory_order_relaxed) &&
+	if (kind != LISTEN_UNIX && atomic_load_explicit(&g_cfg.protected_mode, memory_order_relaxed) &&
 	    !cfg_password_required() && !peer_is_loopback(fd)) {
 		if (write(fd, protected_err, sizeof(protected_err) - 1) < 0) {
 			/* the client is going away anyway */
@@ -674,7 +700,7 @@ static void dispatch_fd(int fd, int is_unix)
 		w->pending_unix = xrealloc(w->pending_unix, (size_t)w->cap_pending * sizeof(int));
 	}
 	w->pending_fd[w->npending] = fd;
-	w->pending_unix[w->npending] = is_unix;
+	w->pending_unix[w->npending] = kind;
 	w->npending++;
 	pthread_mutex_unlock(&w->qlock);
 	notify(w->notify_fd);
@@ -682,7 +708,7 @@ static void dispatch_fd(int fd, int is_unix)
 
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
 {
-	int is_unix = (int)(intptr_t)arg;
+	int kind = (int)(intptr_t)arg;
 
 	(void)what;
 	for (int i = 0; i < 1000; i++) {
@@ -694,7 +720,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 					strerror(errno));
 			return;
 		}
-		dispatch_fd(fd, is_unix);
+		dispatch_fd(fd, kind);
 	}
 }
 
@@ -788,7 +814,33 @@ int net_listen(void)
 			}
 			g_srv.listen_fds[g_srv.nlisten] = fd;
 			g_srv.listen_ev[g_srv.nlisten] =
-			    event_new(g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)0);
+			    event_new(g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)LISTEN_TCP);
+			event_add(g_srv.listen_ev[g_srv.nlisten], NULL);
+			g_srv.nlisten++;
+		}
+	}
+	if (g_cfg.tls_port) {
+		if (!tls_configure) {
+			srv_log(LL_WARNING, "tls-port set but this build has no TLS, aborting.");
+			return -1;
+		}
+		if (tls_configure() < 0) {
+			srv_log(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
+			return -1;
+		}
+		for (int i = 0; i < g_cfg.nbind; i++) {
+			int fd = listen_tcp(g_cfg.bind[i], g_cfg.tls_port);
+
+			if (fd < 0) {
+				if (g_cfg.bind[i][0] == '-')
+					continue;
+				srv_log(LL_WARNING, "Failed listening on port %d (tls), aborting.",
+					g_cfg.tls_port);
+				return -1;
+			}
+			g_srv.listen_fds[g_srv.nlisten] = fd;
+			g_srv.listen_ev[g_srv.nlisten] = event_new(
+			    g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)LISTEN_TLS);
 			event_add(g_srv.listen_ev[g_srv.nlisten], NULL);
 			g_srv.nlisten++;
 		}
@@ -800,7 +852,7 @@ int net_listen(void)
 			return -1;
 		g_srv.listen_fds[g_srv.nlisten] = fd;
 		g_srv.listen_ev[g_srv.nlisten] =
-		    event_new(g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)1);
+		    event_new(g_srv.base, fd, EV_READ | EV_PERSIST, on_accept, (void *)LISTEN_UNIX);
 		event_add(g_srv.listen_ev[g_srv.nlisten], NULL);
 		g_srv.nlisten++;
 		srv_log(LL_NOTICE, "The server is now ready to accept connections at %s",
@@ -826,6 +878,8 @@ void net_stop(void)
 		close(g_srv.listen_fds[i]);
 	}
 	g_srv.nlisten = 0;
+	if (tls_fini)
+		tls_fini(); /* each SSL keeps its own reference to the context */
 	if (g_cfg.unixsocket)
 		unlink(g_cfg.unixsocket);
 	for (int i = 0; i < g_srv.nworkers; i++) {

@@ -2,9 +2,10 @@
 # Links the QSBR build of the hash table ($(B)/libht_qsbr.a), librcu, libevent
 # and jemalloc.  Also defines `make bench-server`.
 $(call need_pc,libevent)
+$(call need_pc,openssl)
 
 SERVER_SRCS := server/main.c server/config.c server/log.c server/util.c server/resp.c \
-               server/net.c server/cmd.c server/info.c
+               server/net.c server/cmd.c server/info.c server/tls.c
 ifneq ($(filter %libht_qsbr.a,$(ALL_BINS) $(HT_QSBR_LIB)),)
   SERVER_SRCS += server/db.c
   SERVER_HT_LIB := $(B)/libht_qsbr.a
@@ -14,11 +15,11 @@ else
 endif
 SERVER_OBJS := $(SERVER_SRCS:%.c=$(B)/%.o)
 
-$(SERVER_OBJS): CFLAGS += $(call pc,--cflags,libevent) -DSRV_JEMALLOC=$(USE_JEMALLOC)
+$(SERVER_OBJS): CFLAGS += $(call pc,--cflags,libevent) $(call pc,--cflags,openssl) -DSRV_JEMALLOC=$(USE_JEMALLOC)
 
 $(B)/rcukv-server: $(SERVER_OBJS) $(SERVER_HT_LIB) $(RCU_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(SERVER_OBJS) $(SERVER_HT_LIB) $(RCU_LIB) \
-		$(call pc,--libs,libevent) $(JEMALLOC_LIBS) -lm
+		$(call pc,--libs,libevent) $(call pc,--libs,openssl) $(JEMALLOC_LIBS) -lm
 
 ALL_BINS += $(B)/rcukv-server
 

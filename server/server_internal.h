@@ -103,7 +103,24 @@ struct cfg {
 	 * an empty rename_to disables the command. */
 	char *rename_from[CFG_MAX_RENAME], *rename_to[CFG_MAX_RENAME];
 	int nrename;
+	/* TLS (start-up only) */
+	int tls_port;
+	char *tls_cert_file, *tls_key_file, *tls_ca_cert_file;
+	char *tls_auth_clients; /* yes | no | optional */
+	char *tls_protocols;	/* e.g. "TLSv1.2 TLSv1.3"; empty = those two */
 };
+
+/* tls.c: linked into rcukv-server only; weak here so that other programs
+ * linking net.c (fuzz harnesses) need neither tls.c nor libssl.  Callers
+ * check tls_configure != NULL. */
+__attribute__((weak)) int tls_configure(void);
+__attribute__((weak)) void tls_fini(void);
+__attribute__((weak)) void *tls_conn_new(int fd);
+__attribute__((weak)) void tls_conn_free(void *ssl);
+/* read/write: >0 bytes, 0 EOF, -1 with errno (EAGAIN = wait for the socket) */
+__attribute__((weak)) ssize_t tls_read(void *ssl, void *buf, size_t n);
+__attribute__((weak)) ssize_t tls_write(void *ssl, const void *buf, size_t n);
+__attribute__((weak)) int tls_pending(void *ssl); /* decrypted bytes buffered */
 extern struct cfg g_cfg;
 
 void cfg_defaults(void);
@@ -138,6 +155,7 @@ struct worker;
 /* conn_process_input() stopped with complete commands left because the
  * output passed client-output-buffer-pause; cleared when it runs again. */
 #define CONN_INPUT_PAUSED 0x10
+#define CONN_TLS 0x20
 
 #define PROTO_INLINE_MAX_SIZE (64 * 1024)
 #define PROTO_IOBUF_LEN (16 * 1024)
@@ -183,6 +201,7 @@ struct conn {
 	_Atomic int resp_pub;
 	int authenticated; /* owner thread; AUTH/HELLO AUTH, or no password at accept */
 	long long obuf_soft_since; /* ms when output passed the soft limit, 0 = under */
+	void *ssl;		   /* SSL * of a TLS connection, else NULL */
 
 	/* Links: worker's list (owner) and global registry (g_clients_lock). */
 	struct conn *wnext, *wprev;
@@ -238,9 +257,9 @@ struct server {
 	long long start_ms;
 	char executable[4096];
 	pid_t pid;
-	int listen_fds[CFG_MAX_BIND + 1];
+	int listen_fds[2 * CFG_MAX_BIND + 1];
 	int nlisten;
-	struct event *listen_ev[CFG_MAX_BIND + 1];
+	struct event *listen_ev[2 * CFG_MAX_BIND + 1];
 	char runid[41];
 };
 extern struct server g_srv;

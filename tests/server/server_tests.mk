@@ -5,3 +5,4 @@ $(B)/tests/server/test_server: $(B)/tests/server/test_server.o | $(B)/rcukv-serv
 	$(CC) $(LDFLAGS) -o $@ $<
 TEST_BINS += $(B)/tests/server/test_server
 TEST_SCRIPTS += tests/server/test_security.sh
+TEST_SCRIPTS += tests/server/test_tls.sh

@@ -31,3 +31,10 @@ ALL_BINS += $(B)/rcukv-server
 bench-server: $(B)/rcukv-server
 	@bench/bench_server.sh $(B)/rcukv-server
 BENCH_SUBJECTS += server
+
+# make bench-security: TLS GET -P 16 throughput, rcukv TLS vs rcukv plain TCP
+# vs redis-server 7 TLS (issue 9); BENCH_QUICK=1 for a short run.
+.PHONY: bench-security
+bench-security: $(B)/rcukv-server
+	@bench/bench_security.sh $(B)/rcukv-server
+BENCH_SUBJECTS += security

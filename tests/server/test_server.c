@@ -1501,6 +1501,15 @@ int main(int argc, char **argv)
 	}
 	run_cases(cases, record);
 	if (cases_only) {
+		if (spawned) {
+			struct cl *c = cl_new();
+			char *r = cmdf(c, "SHUTDOWN");
+
+			free(r);
+			cl_free(c);
+			CHECK(wait_exit(server_pid, 10000) == 0, "SHUTDOWN: exit status");
+			unlink(logpath);
+		}
 		printf("%d passed, %d failed\n", passed, failed);
 		return failed ? 1 : 0;
 	}

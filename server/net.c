@@ -434,8 +434,11 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 	if (conn_flush(c) < 0)
 		return;
 	/* Output drained: run the commands the output limit held back. */
-	if (c->reading && (c->flags & CONN_INPUT_PAUSED))
-		conn_run(c);
+	if (c->reading && (c->flags & CONN_INPUT_PAUSED) && conn_run(c) < 0)
+		return;
+	/* Reading again: bytes TLS decrypted earlier raise no socket event. */
+	if (c->ssl && c->reading && tls_pending(c->ssl))
+		event_active(c->ev_read, EV_READ, 1);
 }
 
 /* --------------------------------------------------------------- workers */

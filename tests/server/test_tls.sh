@@ -88,6 +88,10 @@ if wait_up "$P"; then
   r=$(for i in $(seq 1 1000); do echo "INCR cnt"; done | redis-cli -p "$TP" "${TLSC[@]}" --pipe 2>&1 | tail -n 1)
   c=$(redis-cli -p "$P" get cnt)
   check "1000-command pipeline through TLS (cnt=$c)" [ "$c" = 1000 ]
+  # replies far over client-output-buffer-pause: reading pauses and resumes
+  head -c 200000 /dev/zero | tr '\0' z | redis-cli -p "$TP" "${TLSC[@]}" -x set big2 >/dev/null
+  r=$(for i in $(seq 1 300); do printf 'GET big2\r\n'; done | timeout 60 redis-cli -p "$TP" "${TLSC[@]}" --pipe 2>&1 | tail -n 1)
+  check "300 pipelined 200 KB GETs through TLS, 60 MB of replies ($r)" grep -q "errors: 0, replies: 300" <<<"$r"
   r=$(timeout 60 redis-benchmark -p "$TP" "${TLSC[@]}" -t set,get -n 5000 -c 10 -q 2>&1 | tr '\r' '\n')
   n=$(grep -cE '^(SET|GET): [0-9.]+ requests per second' <<<"$r")
   check "redis-benchmark --tls: 2 result lines ($n)" [ "$n" = 2 ]

@@ -1570,6 +1570,44 @@ int ht_scan_all(struct ht *ht, ht_scan_fn fn, void *arg)
 	return stop;
 }
 
+/*
+ * ht_snapshot(): TEMPORARY implementation on ht_scan_all(), not yet
+ * point-in-time (each key gets a value it had at some moment of the walk).
+ */
+struct snap_tmp {
+	ht_scan_fn fn;
+	void *arg;
+	int64_t at;
+};
+
+static int snap_tmp_fn(const struct ht_entry *e, void *arg)
+{
+	struct snap_tmp *st = arg;
+
+	if (e_has_expire(e) && ht_entry_expire(e) <= st->at)
+		return 0;
+	return st->fn(e, st->arg);
+}
+
+int ht_snapshot(struct ht *ht, ht_scan_fn fn, void (*begun)(void *arg), void *arg,
+		int64_t *at_ms)
+{
+	static _Atomic int busy;
+	struct snap_tmp st = {fn, arg, 0};
+	int expected = 0, ret;
+
+	if (!atomic_compare_exchange_strong(&busy, &expected, 1))
+		return -EBUSY;
+	st.at = ht_now_ms();
+	if (begun)
+		begun(arg);
+	if (at_ms)
+		*at_ms = st.at;
+	ret = ht_scan_all(ht, snap_tmp_fn, &st);
+	atomic_store(&busy, 0);
+	return ret;
+}
+
 /* Remove the key of @e if its entry is still the expired one. */
 static int del_if_expired(struct ht *ht, const struct ht_entry *e)
 {

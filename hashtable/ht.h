@@ -407,6 +407,26 @@ uint64_t ht_scan_rcu(struct ht *ht, uint64_t cursor, size_t min_entries, ht_scan
 int ht_scan_all(struct ht *ht, ht_scan_fn fn, void *arg);
 
 /**
+ * ht_snapshot() - a point-in-time walk of the table.
+ * @fn: called once for each entry that was live (present and not expired) at the
+ *   snapshot's moment, with the value it had then, even while writers change or delete
+ *   it meanwhile; never for an entry created later.  An ht_txn() (MSET, RENAME...)
+ *   appears wholly or not at all.  @fn may block and sleep (disk I/O) without delaying
+ *   the flavor's grace periods or any lookup; every entry it was given stays valid
+ *   until ht_snapshot() returns.  @fn returns non-zero to stop.
+ * @begun: if not NULL, called exactly once at the snapshot's moment (the
+ *   linearization point) with @arg; it runs while writers are held off, so it must be
+ *   short, must not block and must not touch the table.
+ * @at_ms: if not NULL, receives the snapshot's time (ht_now_ms() at the moment), the
+ *   clock against which expiry was judged.
+ * Context: as ht_scan_all(): registered thread outside any read-side section.
+ *   At most one ht_snapshot() runs per table at a time (-EBUSY otherwise).
+ * Return: 0, the non-zero value that stopped the walk, or a negative errno.
+ */
+int ht_snapshot(struct ht *ht, ht_scan_fn fn, void (*begun)(void *arg), void *arg,
+		int64_t *at_ms);
+
+/**
  * ht_expire_cycle() - active expiry: from an internal cursor, look at up to
  * @max_samples entries that carry an expiry and remove the expired ones.
  * @max_buckets: bound on buckets visited (0: 20 * @max_samples).
@@ -441,6 +461,10 @@ struct ht_stats {
 	 * holds them), and batches freed so far. */
 	unsigned long retire_batches_waiting_scan;
 	unsigned long retire_batches_freed;
+	/* ht_snapshot(): bytes of replaced/deleted entries kept alive for a
+	 * running snapshot, and whether one runs. */
+	size_t snapshot_held_bytes;
+	int snapshot_running;
 };
 
 /* ht_stats() - a snapshot.  Context: any thread. */

@@ -92,6 +92,10 @@ $(B)/tests/hashtable/test_ht_srcu_qsbr: $(B)/tests/hashtable/qsbr/test_ht_srcu.o
 	$(CC) $(LDFLAGS) -o $@ $< $(HT_QSBR_LIB) $(HT_TEST_LIBS)
 $(B)/tests/hashtable/test_ht_srcu_memb: $(B)/tests/hashtable/memb/test_ht_srcu.o $(HT_MEMB_LIB) $(RCU_LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(HT_MEMB_LIB) $(HT_TEST_LIBS)
+$(B)/tests/hashtable/test_ht_snapshot_qsbr: $(B)/tests/hashtable/qsbr/test_ht_snapshot.o $(HT_QSBR_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(HT_QSBR_LIB) $(HT_TEST_LIBS)
+$(B)/tests/hashtable/test_ht_snapshot_memb: $(B)/tests/hashtable/memb/test_ht_snapshot.o $(HT_MEMB_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(HT_MEMB_LIB) $(HT_TEST_LIBS)
 
 # The example program, linked in-tree against librcukv.a.
 $(B)/examples/cache/cache: examples/cache/cache.c hashtable/rcukv.h $(RCUKV_LIB)
@@ -101,6 +105,7 @@ $(B)/examples/cache/cache: examples/cache/cache.c hashtable/rcukv.h $(RCUKV_LIB)
 HT_TESTS := $(B)/tests/hashtable/test_ht_qsbr $(B)/tests/hashtable/test_ht_memb \
 	    $(B)/tests/hashtable/test_ht_torture_qsbr $(B)/tests/hashtable/test_ht_torture_memb \
 	    $(B)/tests/hashtable/test_ht_srcu_qsbr $(B)/tests/hashtable/test_ht_srcu_memb \
+	    $(B)/tests/hashtable/test_ht_snapshot_qsbr $(B)/tests/hashtable/test_ht_snapshot_memb \
 	    $(B)/examples/cache/cache
 TEST_BINS += $(HT_TESTS)
 ALL_BINS += $(HT_TESTS)

@@ -54,6 +54,7 @@
  * Tortured by tests/hashtable/test_ht_torture.c (both flavors).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,11 @@ struct ht_stripe {
 	unsigned long unzip_gp; /* cookie taken after the last unzip change */
 	int unzip_dirty;	/* an unzip change was made in this state */
 	int worker_wants;	/* the resizer waits for this stripe: writers hold off */
+	/* Bytes of entries this stripe unlinked while an ht_snapshot() runs (they
+	 * wait for its SRCU section), plus its share of a table flushed meanwhile.
+	 * Written under @lock (relaxed), zeroed by the snapshot's end with every
+	 * stripe held; summed by ht_stats(). */
+	_Atomic size_t snap_bytes;
 } __attribute__((aligned(64)));
 
 struct ht {
@@ -131,6 +137,11 @@ struct ht {
 	int poison;		   /* immutable: poison entries before freeing */
 	_Atomic uint32_t clock;	   /* access clock; relaxed */
 	int auto_resize;	   /* immutable */
+	/* The running ht_snapshot(), or NULL.  Written only with every stripe
+	 * mutex held (its begin and end); read by writers under one stripe
+	 * mutex, so a relaxed load sees the value that mutex orders: the one
+	 * load a write pays when no snapshot runs (loc_init(), retire_later()). */
+	_Atomic(struct ht_snap *) snap;
 
 	/* Resize state: written by the resizer with resize_lock held, before the
 	 * first stripe leaves NORMAL; read by writers under a stripe mutex whose
@@ -140,6 +151,13 @@ struct ht {
 	pthread_mutex_t resize_lock; /* serializes resize, flush, validate */
 	_Atomic int resizing;
 	_Atomic size_t nbuckets; /* size of ht->tbl; written with tbl, relaxed */
+	/* A snapshot runs: no resize may start (bucket identity is fixed for its
+	 * bitmap).  Written under resize_lock (relaxed), read under it by
+	 * ht_resize() and as a hint by the worker; snap_cond (with resize_lock)
+	 * wakes resizes waiting for the end. */
+	_Atomic int snap_on;
+	pthread_cond_t snap_cond;
+	_Atomic int snap_busy; /* ht_snapshot() entered (-EBUSY for a second); CAS */
 
 	/* Background thread: resizes and bulk frees.  All under wlock. */
 	pthread_mutex_t wlock;
@@ -362,6 +380,8 @@ struct retired {
 	struct ht_batch *b;
 };
 
+static inline void ctr_add(_Atomic size_t *c, size_t v);
+
 /* Queue unlinked @e on its stripe.  Context: @e's stripe mutex held. */
 static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 {
@@ -372,6 +392,9 @@ static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 	s->retired = e;
 	s->nretired++;
 	s->rbytes += ht_entry_size(e);
+	/* Relaxed: ht->snap changes only with every stripe held (we hold one). */
+	if (RCU_UNLIKELY(atomic_load_explicit(&ht->snap, memory_order_relaxed) != NULL))
+		ctr_add(&s->snap_bytes, ht_entry_size(e));
 	if (s->nretired < HT_RETIRE_BATCH && s->rbytes < HT_RETIRE_BYTES)
 		return;
 	if (r->b) /* one batch per critical section; the next one takes the rest */
@@ -479,6 +502,92 @@ static void maybe_request_resize(struct ht *ht, struct ht_stripe *s)
 	}
 }
 
+/* --- point-in-time snapshots: the capture ------------------------------------------ */
+
+/*
+ * A running ht_snapshot() (the algorithm and its invariant are at
+ * ht_snapshot()).  Every field is immutable from the moment on, except as
+ * noted.
+ */
+struct snap_vec {
+	const struct ht_entry **v;
+	size_t n, cap;
+};
+
+#define SNAP_WORD_BITS (sizeof(unsigned long) * CHAR_BIT)
+
+struct ht_snap {
+	struct ht_tbl *tbl; /* ht->tbl at the moment; stays allocated until the
+			     * snapshot's SRCU section ends (ht_wait_readers()
+			     * precedes every free of a bucket array) */
+	int64_t at;	    /* ht_now_ms() at the moment: expiry is judged against it */
+	/* Bit i: bucket i of @tbl is captured (its moment's entries recorded).
+	 * Set once, under the mutex of bucket i's stripe; words are shared
+	 * between stripes, hence atomic (relaxed: the stripe mutex orders each
+	 * bit's test with its set). */
+	_Atomic unsigned long *bits;
+	/* Per stripe: entries writers captured, for the walker to emit (the
+	 * stripe's mutex). */
+	struct snap_vec *caps;
+	/* ht_flush() detached @tbl: it no longer changes, writers capture
+	 * nothing more.  Written with every stripe held, read under one. */
+	int frozen;
+	_Atomic int err; /* -ENOMEM: a capture could not record an entry */
+};
+
+static int snap_vec_push(struct snap_vec *v, const struct ht_entry *e)
+{
+	if (v->n == v->cap) {
+		size_t nc = v->cap ? v->cap * 2 : 16;
+		const struct ht_entry **nv = realloc(v->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		v->v = nv;
+		v->cap = nc;
+	}
+	v->v[v->n++] = e;
+	return 0;
+}
+
+/*
+ * Capture bucket @i of the snapshot's table unless it already is: record
+ * every entry of its chain that was live at the moment into @out, and mark
+ * it.  The chain is the moment's chain: every change to the bucket since the
+ * moment was preceded by this capture (loc_init()), or the bucket was frozen
+ * whole by ht_flush().  Context: the stripe mutex of bucket @i held.
+ */
+static void snap_capture(struct ht_snap *sn, size_t i, struct snap_vec *out)
+{
+	_Atomic unsigned long *w = &sn->bits[i / SNAP_WORD_BITS];
+	unsigned long bit = 1UL << (i % SNAP_WORD_BITS);
+	struct hlist_node *n;
+
+	if (atomic_load_explicit(w, memory_order_relaxed) & bit)
+		return;
+	atomic_fetch_or_explicit(w, bit, memory_order_relaxed);
+	n = rcu_dereference_protected(sn->tbl->b[i].first, "stripe mutex");
+	for (; n; n = rcu_dereference_protected(n->next, "stripe mutex")) {
+		const struct ht_entry *e = node_entry(n);
+
+		if (e_has_expire(e) && ht_entry_expire(e) <= sn->at)
+			continue; /* expired at the moment */
+		if (snap_vec_push(out, e))
+			atomic_store_explicit(&sn->err, -ENOMEM, memory_order_relaxed);
+	}
+}
+
+/*
+ * The writers' side: about to change bucket @i (of ht->tbl, stripe @s) while
+ * snapshot @sn runs: capture it first.  Context: @s's mutex held.
+ */
+static void snap_before_write(struct ht *ht, struct ht_snap *sn, struct ht_stripe *s, size_t i)
+{
+	if (sn->frozen)
+		return; /* the table changing now was created after the moment */
+	snap_capture(sn, i, &sn->caps[s - ht->stripes]);
+}
+
 /* --- the write side's view of one key ------------------------------------------ */
 
 /* Where a key lives, for a writer holding the key's stripe mutex. */
@@ -492,9 +601,17 @@ struct loc {
 	struct ht_entry *e; /* the entry for the key, or NULL */
 };
 
-/* Fill @l for hash @h.  Context: stripe mutex of @h held. */
+/*
+ * Fill @l for hash @h.  Every path that changes a bucket (insert, replace,
+ * unlink: set, del, rmw, txn, expiry, lazy and active expiry, eviction)
+ * starts here, with the stripe mutex held, before its first change: this is
+ * where a running snapshot captures the bucket (invariant at ht_snapshot()).
+ * Context: stripe mutex of @h held.
+ */
 static void loc_init(struct ht *ht, struct loc *l, uint32_t h)
 {
+	/* Relaxed: ht->snap changes only with every stripe held (we hold one). */
+	struct ht_snap *sn = atomic_load_explicit(&ht->snap, memory_order_relaxed);
 	struct ht_tbl *t, *o, *n;
 	size_t i;
 
@@ -506,7 +623,9 @@ static void loc_init(struct ht *ht, struct loc *l, uint32_t h)
 	case S_NORMAL:
 		t = rcu_dereference_protected(ht->tbl, "stripe mutex");
 		l->primary = &t->b[h & t->mask];
-		break;
+		if (RCU_UNLIKELY(sn != NULL))
+			snap_before_write(ht, sn, l->s, h & t->mask);
+		return;
 	case S_GROW_PREP:
 		o = ht->rs_old;
 		n = ht->rs_new;
@@ -539,6 +658,9 @@ static void loc_init(struct ht *ht, struct loc *l, uint32_t h)
 	default:
 		ht_die("stripe state %d", l->state);
 	}
+	/* A snapshot begins only when no resize runs and holds them off. */
+	if (sn)
+		ht_die("snapshot running during a resize (stripe state %d)", l->state);
 }
 
 /* Find the key on the primary path (expired entries included). */
@@ -811,6 +933,7 @@ struct ht *ht_new(const struct ht_options *opt)
 		ht->stripes[i].state = S_NORMAL;
 	}
 	HT_CHECK(pthread_mutex_init(&ht->resize_lock, NULL));
+	HT_CHECK(pthread_cond_init(&ht->snap_cond, NULL));
 	HT_CHECK(pthread_mutex_init(&ht->wlock, NULL));
 	HT_CHECK(pthread_cond_init(&ht->wcond, NULL));
 	HT_CHECK(init_srcu_struct(&ht->scan_srcu));
@@ -879,6 +1002,7 @@ void ht_free(struct ht *ht)
 		pthread_mutex_destroy(&ht->stripes[i].lock);
 	free(ht->stripes);
 	pthread_mutex_destroy(&ht->resize_lock);
+	pthread_cond_destroy(&ht->snap_cond);
 	pthread_mutex_destroy(&ht->wlock);
 	pthread_cond_destroy(&ht->wcond);
 	free(ht);
@@ -1387,18 +1511,29 @@ static void unlock_all(struct ht *ht)
 int ht_flush(struct ht *ht)
 {
 	struct ht_tbl *nt = tbl_new(ht->nstripes), *old;
+	struct ht_snap *sn;
 
 	if (!nt)
 		return -ENOMEM;
 	lock_blocking(&ht->resize_lock);
 	lock_all(ht);
 	old = rcu_dereference_protected(ht->tbl, "resize_lock and every stripe");
+	sn = atomic_load_explicit(&ht->snap, memory_order_relaxed);
+	/* A running snapshot keeps walking the detached table, which no longer
+	 * changes: it is freed by the worker after ht_wait_readers(), that is
+	 * after the snapshot's SRCU section.  Tables flushed later hold only
+	 * entries created after the moment. */
+	if (sn)
+		sn->frozen = 1;
 	/* Release: publishes the empty buckets; pairs with find_rcu(). */
 	rcu_assign_pointer(ht->tbl, nt);
 	atomic_store_explicit(&ht->nbuckets, tbl_size(nt), memory_order_relaxed);
 	for (unsigned int i = 0; i < ht->nstripes; i++) {
 		struct ht_stripe *s = &ht->stripes[i];
 
+		if (sn)
+			ctr_add(&s->snap_bytes,
+				atomic_load_explicit(&s->bytes, memory_order_relaxed));
 		atomic_store_explicit(&s->count, 0, memory_order_relaxed);
 		atomic_store_explicit(&s->expires, 0, memory_order_relaxed);
 		atomic_store_explicit(&s->bytes, 0, memory_order_relaxed);
@@ -1571,41 +1706,156 @@ int ht_scan_all(struct ht *ht, ht_scan_fn fn, void *arg)
 }
 
 /*
- * ht_snapshot(): TEMPORARY implementation on ht_scan_all(), not yet
- * point-in-time (each key gets a value it had at some moment of the walk).
+ * ht_snapshot() - point-in-time walk (issue 8, point 4).
+ *
+ * The moment.  With resize_lock and then every stripe mutex held, the
+ * snapshot records ht_now_ms() and publishes itself in ht->snap.  Every
+ * change to a bucket happens under its stripe mutex, and an ht_txn() holds
+ * all its stripes from its first read to its last write, so each update (and
+ * each whole transaction) is wholly before or wholly after the moment.
+ *
+ * INVARIANT (for each bucket i of sn->tbl, under its stripe mutex): either
+ * bit i is clear and bucket i's chain is exactly its chain at the moment, or
+ * bit i is set and the entries of that moment's chain which were live at the
+ * moment have been recorded exactly once (in the walker's buffer or in
+ * sn->caps[stripe]).  It holds at the moment (no bit set); a writer keeps it
+ * by capturing the bucket in loc_init() before its first change (one relaxed
+ * load of ht->snap when no snapshot runs); the walker keeps it by capturing
+ * the buckets in order; a flush freezes sn->tbl (no more changes to it),
+ * resizes wait (bucket identity is fixed).  When the walk ends every bit is
+ * set, so every entry live at the moment was recorded once and nothing
+ * created later was (a new entry enters only buckets already captured or
+ * tables created after the moment).
+ *
+ * Lifetime.  The SRCU section of ht->scan_srcu opened before the moment and
+ * closed after the last @fn call keeps every recorded entry (and sn->tbl)
+ * allocated: entries unlinked later are retired through ht_batch_retire()
+ * (flavor grace period, then one of scan_srcu), flushed tables are freed after
+ * ht_wait_readers(); entries unlinked before the moment are on no chain and
+ * never recorded.  The captured pointer IS the version of the moment: entries
+ * are immutable (except the access clock), an update builds a new one.
+ *
+ * Memory held: the entries unlinked while the snapshot runs (and a table
+ * flushed meanwhile), counted per stripe in snap_bytes, plus 8 bytes a
+ * recorded entry in the writers' capture lists, all bounded by the writes
+ * during the snapshot; each stripe's list is handed to @fn and freed as soon
+ * as the walker has passed that stripe (no writer captures there after).
+ *
+ * Locks: resize_lock, then the stripes (ascending), as ht_flush(); the
+ * walker holds one stripe at a time, never while calling @fn.  resize_lock is
+ * taken before the SRCU section opens: a resize in progress waits for SRCU
+ * readers (stripe_unzip_ready()).
  */
-struct snap_tmp {
-	ht_scan_fn fn;
-	void *arg;
-	int64_t at;
-};
-
-static int snap_tmp_fn(const struct ht_entry *e, void *arg)
+static int snap_emit(struct snap_vec *v, ht_scan_fn fn, void *arg)
 {
-	struct snap_tmp *st = arg;
+	int stop = 0;
 
-	if (e_has_expire(e) && ht_entry_expire(e) <= st->at)
-		return 0;
-	return st->fn(e, st->arg);
+	for (size_t k = 0; k < v->n && !stop; k++)
+		stop = fn(v->v[k], arg);
+	v->n = 0;
+	return stop;
 }
+
+#define SNAP_BUCKETS_PER_LOCK 64
 
 int ht_snapshot(struct ht *ht, ht_scan_fn fn, void (*begun)(void *arg), void *arg,
 		int64_t *at_ms)
 {
-	static _Atomic int busy;
-	struct snap_tmp st = {fn, arg, 0};
-	int expected = 0, ret;
+	struct snap_vec buf = {NULL, 0, 0}, mine;
+	struct ht_snap *sn;
+	struct ht_tbl *t;
+	size_t nb, i, k;
+	unsigned int si;
+	int expected = 0, stop = 0, idx, was, err;
 
-	if (!atomic_compare_exchange_strong(&busy, &expected, 1))
+	if (!ht->reclaim) /* no SRCU reclaimer: entries could not be kept */
+		return -ENOMEM;
+	if (!atomic_compare_exchange_strong(&ht->snap_busy, &expected, 1))
 		return -EBUSY;
-	st.at = ht_now_ms();
+	sn = calloc(1, sizeof(*sn));
+	if (sn)
+		sn->caps = calloc(ht->nstripes, sizeof(*sn->caps));
+	if (!sn || !sn->caps)
+		goto nomem;
+	lock_blocking(&ht->resize_lock); /* a resize in progress ends first */
+	t = rcu_dereference_protected(ht->tbl, "resize_lock");
+	nb = tbl_size(t);
+	sn->bits = calloc((nb + SNAP_WORD_BITS - 1) / SNAP_WORD_BITS, sizeof(*sn->bits));
+	if (!sn->bits) {
+		HT_CHECK(pthread_mutex_unlock(&ht->resize_lock));
+		goto nomem;
+	}
+	idx = srcu_read_lock(&ht->scan_srcu);
+	lock_all(ht);
+	/* The moment: every writer is wholly before or after. */
+	sn->tbl = t; /* flush changes ht->tbl only under resize_lock: still t */
+	sn->at = ht_now_ms();
+	atomic_store_explicit(&ht->snap, sn, memory_order_relaxed); /* every stripe held */
+	atomic_store_explicit(&ht->snap_on, 1, memory_order_relaxed); /* resize_lock held */
 	if (begun)
 		begun(arg);
+	unlock_all(ht);
+	HT_CHECK(pthread_mutex_unlock(&ht->resize_lock));
 	if (at_ms)
-		*at_ms = st.at;
-	ret = ht_scan_all(ht, snap_tmp_fn, &st);
-	atomic_store(&busy, 0);
-	return ret;
+		*at_ms = sn->at;
+
+	/* The walk: stripe by stripe (each stripe's buckets, a batch per lock
+	 * hold), @fn outside every lock and every flavor section. */
+	was = qsbr_offline_begin();
+	for (si = 0; si < ht->nstripes && !stop; si++) {
+		struct ht_stripe *s = &ht->stripes[si];
+
+		for (i = si; i < nb && !stop;) {
+			HT_CHECK(pthread_mutex_lock(&s->lock));
+			for (k = 0; k < SNAP_BUCKETS_PER_LOCK && i < nb; k++, i += ht->nstripes)
+				snap_capture(sn, i, &buf);
+			HT_CHECK(pthread_mutex_unlock(&s->lock));
+			stop = snap_emit(&buf, fn, arg);
+		}
+		if (stop)
+			break;
+		/* Every bucket of the stripe is captured: writers add nothing
+		 * more to its list. */
+		HT_CHECK(pthread_mutex_lock(&s->lock));
+		mine = sn->caps[si];
+		memset(&sn->caps[si], 0, sizeof(sn->caps[si]));
+		HT_CHECK(pthread_mutex_unlock(&s->lock));
+		stop = snap_emit(&mine, fn, arg);
+		free(mine.v);
+	}
+	qsbr_offline_end(was);
+
+	/* The end: writers stop capturing and counting; resizes may go on. */
+	lock_blocking(&ht->resize_lock);
+	lock_all(ht);
+	atomic_store_explicit(&ht->snap, NULL, memory_order_relaxed);
+	for (si = 0; si < ht->nstripes; si++)
+		atomic_store_explicit(&ht->stripes[si].snap_bytes, 0, memory_order_relaxed);
+	atomic_store_explicit(&ht->snap_on, 0, memory_order_relaxed);
+	unlock_all(ht);
+	HT_CHECK(pthread_cond_broadcast(&ht->snap_cond));
+	HT_CHECK(pthread_mutex_unlock(&ht->resize_lock));
+	/* The last use of a recorded entry was the last @fn call above. */
+	srcu_read_unlock(&ht->scan_srcu, idx);
+
+	err = atomic_load_explicit(&sn->err, memory_order_relaxed);
+	for (si = 0; si < ht->nstripes; si++) /* left by a stopped walk */
+		free(sn->caps[si].v);
+	free(sn->caps);
+	free(sn->bits);
+	free(sn);
+	free(buf.v);
+	atomic_store(&ht->snap_busy, 0);
+	if (atomic_load_explicit(&ht->want_resize, memory_order_relaxed))
+		worker_kick(ht); /* resizes requested meanwhile */
+	return stop ? stop : err;
+
+nomem:
+	if (sn)
+		free(sn->caps);
+	free(sn);
+	atomic_store(&ht->snap_busy, 0);
+	return -ENOMEM;
 }
 
 /* Remove the key of @e if its entry is still the expired one. */
@@ -2047,6 +2297,12 @@ int ht_resize(struct ht *ht, size_t nbuckets)
 	if (target < ht->nstripes)
 		target = ht->nstripes;
 	lock_blocking(&ht->resize_lock);
+	while (atomic_load_explicit(&ht->snap_on, memory_order_relaxed)) {
+		int was = qsbr_offline_begin();
+
+		HT_CHECK(pthread_cond_wait(&ht->snap_cond, &ht->resize_lock));
+		qsbr_offline_end(was);
+	}
 	atomic_store_explicit(&ht->resizing, 1, memory_order_relaxed);
 	for (;;) {
 		size_t cur = tbl_size(rcu_dereference_protected(ht->tbl, "resize_lock"));
@@ -2110,7 +2366,10 @@ static void *ht_worker(void *arg)
 		}
 		if (ht->worker_stop)
 			break;
-		if (atomic_exchange_explicit(&ht->want_resize, 0, memory_order_relaxed)) {
+		/* While a snapshot runs, want_resize stays set (writers do not
+		 * kick again); the snapshot's end kicks. */
+		if (!atomic_load_explicit(&ht->snap_on, memory_order_relaxed) &&
+		    atomic_exchange_explicit(&ht->want_resize, 0, memory_order_relaxed)) {
 			HT_CHECK(pthread_mutex_unlock(&ht->wlock));
 			auto_resize(ht);
 			HT_CHECK(pthread_mutex_lock(&ht->wlock));
@@ -2130,6 +2389,8 @@ void ht_stats(struct ht *ht, struct ht_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	for (unsigned int i = 0; i < ht->nstripes; i++) {
+		st->snapshot_held_bytes +=
+		    atomic_load_explicit(&ht->stripes[i].snap_bytes, memory_order_relaxed);
 		st->count += atomic_load_explicit(&ht->stripes[i].count, memory_order_relaxed);
 		st->expires += atomic_load_explicit(&ht->stripes[i].expires, memory_order_relaxed);
 		b += atomic_load_explicit(&ht->stripes[i].bytes, memory_order_relaxed);
@@ -2142,6 +2403,7 @@ void ht_stats(struct ht *ht, struct ht_stats *st)
 	st->flushes = atomic_load_explicit(&ht->st_flushes, memory_order_relaxed);
 	st->expired = atomic_load_explicit(&ht->st_expired, memory_order_relaxed);
 	st->resizing = atomic_load_explicit(&ht->resizing, memory_order_relaxed);
+	st->snapshot_running = atomic_load_explicit(&ht->snap_on, memory_order_relaxed);
 	if (ht->reclaim) {
 		struct srcu_reclaim_stats rs;
 

@@ -49,6 +49,10 @@
  *     cursor); keys may be visited more than once.
  *  5. An entry whose expiry is <= ht_now_ms() is invisible to every reader
  *     function; writers that meet it remove it (lazy expiry).
+ *  8. ht_snapshot() reports exactly the entries live at its moment (taken
+ *     with every stripe held: each update and each ht_txn() is wholly before
+ *     or after it), each once, with their values of that moment
+ *     (tests/hashtable/test_ht_snapshot.c).
  * Progress guarantees:
  *  6. Readers never lock, never wait for a writer or the resizer, and write
  *     shared memory only to refresh an entry's access clock when it changed.
@@ -421,7 +425,17 @@ int ht_scan_all(struct ht *ht, ht_scan_fn fn, void *arg);
  *   clock against which expiry was judged.
  * Context: as ht_scan_all(): registered thread outside any read-side section.
  *   At most one ht_snapshot() runs per table at a time (-EBUSY otherwise).
- * Return: 0, the non-zero value that stopped the walk, or a negative errno.
+ *   Waits for a resize in progress to end, then holds resizes off until it
+ *   returns (ht_resize() waits; the background resizer catches up after).
+ *   ht_flush() during the walk empties the table at once, as ever; the walk
+ *   goes on over the detached entries, which are freed after it.
+ *   Writers pay for the snapshot only on the first change to each bucket
+ *   (recording that bucket's entries); with no snapshot, one load.
+ *   Memory: entries unlinked while it runs (and a table flushed meanwhile)
+ *   stay allocated until it returns: ht_stats.snapshot_held_bytes.
+ * Return: 0, the non-zero value that stopped the walk, or a negative errno
+ *   (-EBUSY, -ENOMEM; -ENOMEM also if a writer could not record the entries
+ *   of a bucket, after the walk ran: the dump is then incomplete).
  */
 int ht_snapshot(struct ht *ht, ht_scan_fn fn, void (*begun)(void *arg), void *arg,
 		int64_t *at_ms);
@@ -440,7 +454,8 @@ size_t ht_expire_cycle(struct ht *ht, size_t max_samples, size_t max_buckets, si
  * ht_resize() - change the bucket count now (rounded to a power of two,
  * clamped to [stripes, 2^31]); grows or shrinks one doubling at a time.
  * Context: registered thread outside any read-side section; blocks for grace
- * periods.  Serialized with the background resizer and ht_flush().
+ * periods, and until a running ht_snapshot() returns.  Serialized with the
+ * background resizer and ht_flush().
  * Return: 0 or -ENOMEM.
  */
 int ht_resize(struct ht *ht, size_t nbuckets);

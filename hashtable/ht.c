@@ -136,6 +136,8 @@ struct ht {
 	unsigned int nstripes;	   /* immutable, power of two */
 	int poison;		   /* immutable: poison entries before freeing */
 	_Atomic uint32_t clock;	   /* access clock; relaxed */
+	_Atomic uint32_t lfu;	   /* 0: LRU words, else lfu-log-factor + 1; relaxed */
+	_Atomic uint32_t lfu_decay; /* lfu-decay-time in minutes; relaxed */
 	int auto_resize;	   /* immutable */
 	/* The running ht_snapshot(), or NULL.  Written only with every stripe
 	 * mutex held (its begin and end); read by writers under one stripe
@@ -232,6 +234,47 @@ int64_t ht_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void ht_lfu_set(struct ht *ht, int lfu, uint32_t log_factor, uint32_t decay_min)
+{
+	if (log_factor > 0xfffffffeu)
+		log_factor = 0xfffffffeu;
+	atomic_store_explicit(&ht->lfu_decay, decay_min, memory_order_relaxed);
+	atomic_store_explicit(&ht->lfu, lfu ? log_factor + 1 : 0, memory_order_relaxed);
+}
+
+/* The access word a new entry starts with. */
+static inline uint32_t access_init(struct ht *ht)
+{
+	uint32_t clk = atomic_load_explicit(&ht->clock, memory_order_relaxed);
+
+	if (atomic_load_explicit(&ht->lfu, memory_order_relaxed))
+		return (clk << 8) | HT_LFU_INIT;
+	return clk;
+}
+
+/* LFU: the word after one access (see ht.h).  The PRNG is per thread. */
+static uint32_t lfu_touched(struct ht *ht, uint32_t w, uint32_t lfu)
+{
+	static __thread uint64_t rnd;
+	uint32_t now = atomic_load_explicit(&ht->clock, memory_order_relaxed) & 0xffffffu;
+	uint32_t ctr = ht_lfu_decayed(w, now,
+				      atomic_load_explicit(&ht->lfu_decay, memory_order_relaxed));
+
+	if (ctr < 255) {
+		double base = ctr > HT_LFU_INIT ? (double)(ctr - HT_LFU_INIT) : 0.0;
+		uint64_t x = rnd ? rnd : (uint64_t)(uintptr_t)&rnd * 0x9e3779b97f4a7c15ULL + 1;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		rnd = x;
+		/* probability 1 / (base * log_factor + 1); lfu is log_factor + 1 */
+		if ((double)(x >> 11) * (1.0 / 9007199254740992.0) * (base * (lfu - 1) + 1.0) < 1.0)
+			ctr++;
+	}
+	return (now << 8) | ctr;
+}
+
 void ht_clock_set(struct ht *ht, uint32_t clock)
 {
 	atomic_store_explicit(&ht->clock, clock, memory_order_relaxed);
@@ -279,7 +322,7 @@ static struct ht_entry *e_new(struct ht *ht, uint32_t h, const void *key, size_t
 	e->node.next = NULL;
 	e->node.pprev = NULL;
 	e->hash = h;
-	atomic_init(&e->access, atomic_load_explicit(&ht->clock, memory_order_relaxed));
+	atomic_init(&e->access, access_init(ht));
 	e->klen = (uint32_t)klen | (hx ? HT_E_HAS_EXPIRE : 0);
 	e->vlen = (uint32_t)vlen;
 	p = e->data;
@@ -1014,13 +1057,18 @@ static inline void e_touch(struct ht *ht, const struct ht_entry *ce)
 {
 	struct ht_entry *e = (struct ht_entry *)ce;
 	uint32_t clk = atomic_load_explicit(&ht->clock, memory_order_relaxed);
+	uint32_t lfu = atomic_load_explicit(&ht->lfu, memory_order_relaxed);
 
-	/* Relaxed, and only when it changed: hot reads stay read-only. */
+	if (RCU_UNLIKELY(lfu))
+		clk = lfu_touched(ht, atomic_load_explicit(&e->access, memory_order_relaxed), lfu);
+	/* Relaxed, and only when it changed: hot reads stay read-only.  Two
+	 * readers may race (one LFU increment lost): an approximation anyway. */
 	if (atomic_load_explicit(&e->access, memory_order_relaxed) != clk)
 		atomic_store_explicit(&e->access, clk, memory_order_relaxed);
 }
 
-static const struct ht_entry *find_rcu(struct ht *ht, uint32_t h, const void *key, size_t klen)
+static inline const struct ht_entry *find_rcu(struct ht *ht, uint32_t h, const void *key,
+					      size_t klen, int touch)
 {
 	struct ht_tbl *t = rcu_dereference(ht->tbl);
 	struct hlist_node *n = rcu_dereference(t->b[h & t->mask].first);
@@ -1034,7 +1082,8 @@ static const struct ht_entry *find_rcu(struct ht *ht, uint32_t h, const void *ke
 
 			if (RCU_UNLIKELY(e_expired(e, &now)))
 				return NULL;
-			e_touch(ht, e);
+			if (touch)
+				e_touch(ht, e);
 			return e;
 		}
 	}
@@ -1043,7 +1092,12 @@ static const struct ht_entry *find_rcu(struct ht *ht, uint32_t h, const void *ke
 
 const struct ht_entry *ht_find_rcu(struct ht *ht, const void *key, size_t klen)
 {
-	return find_rcu(ht, (uint32_t)ht_hash(key, klen, ht->seed), key, klen);
+	return find_rcu(ht, (uint32_t)ht_hash(key, klen, ht->seed), key, klen, 1);
+}
+
+const struct ht_entry *ht_peek_rcu(struct ht *ht, const void *key, size_t klen)
+{
+	return find_rcu(ht, (uint32_t)ht_hash(key, klen, ht->seed), key, klen, 0);
 }
 
 long long ht_get(struct ht *ht, const void *key, size_t klen, void *buf, size_t bufsize,
@@ -1145,7 +1199,13 @@ int ht_set(struct ht *ht, const void *key, size_t klen, const void *val, size_t 
 		if (nu) {
 			if (l.e) {
 				struct ht_entry *e = l.e;
+				uint32_t lfu = atomic_load_explicit(&ht->lfu, memory_order_relaxed);
 
+				/* LFU: an overwrite is an access of the key (Redis). */
+				if (lfu)
+					atomic_store_explicit(
+					    &nu->access, lfu_touched(ht, ht_entry_access(e), lfu),
+					    memory_order_relaxed);
 				loc_replace(&l, nu);
 				retire_later(ht, &r, e);
 			} else {

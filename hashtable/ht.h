@@ -182,9 +182,42 @@ int64_t ht_now_ms(void);
 /**
  * ht_clock_set() - set the access clock that lookups store into entries they
  * find (only when different, so hot reads do not write).  Default 0.
+ * In LFU mode (ht_lfu_set()) the clock is a time in minutes (24 bits used).
  * Context: any thread.
  */
 void ht_clock_set(struct ht *ht, uint32_t clock);
+
+/*
+ * LFU mode (Redis's maxmemory-policy *-lfu): the access word holds
+ * (minutes << 8) | counter, minutes being the clock (24 bits) when the counter
+ * was last decayed or incremented, counter an 8-bit logarithmic access count.
+ * A lookup decays the counter by one per @decay_min minutes elapsed, then
+ * increments it with probability 1 / ((counter - HT_LFU_INIT) * log_factor + 1),
+ * and stores it back with the current minutes (only when that changes the
+ * word).  New entries start at HT_LFU_INIT; a SET over a live key keeps the
+ * old entry's word, as Redis keeps the object's LFU data on overwrite.
+ */
+#define HT_LFU_INIT 5u
+
+/**
+ * ht_lfu_set() - switch the meaning of the access word.
+ * @lfu: 0 LRU (lookups store the clock), 1 LFU as above.
+ * @log_factor, @decay_min: lfu-log-factor, lfu-decay-time (0: never decay).
+ * Context: any thread; words already stored keep their bits (as in Redis,
+ * switching policy at run time takes a while to settle).
+ */
+void ht_lfu_set(struct ht *ht, int lfu, uint32_t log_factor, uint32_t decay_min);
+
+/* ht_lfu_decayed() - the counter of LFU word @w at @now_min minutes. */
+static inline uint32_t ht_lfu_decayed(uint32_t w, uint32_t now_min, uint32_t decay_min)
+{
+	uint32_t ctr = w & 0xffu, elapsed = (now_min - (w >> 8)) & 0xffffffu, periods;
+
+	if (!decay_min)
+		return ctr;
+	periods = elapsed / decay_min;
+	return periods > ctr ? 0 : ctr - periods;
+}
 
 /* --- read side ------------------------------------------------------------- */
 
@@ -195,6 +228,10 @@ void ht_clock_set(struct ht *ht, uint32_t clock);
  * section ends; never freed by the caller.
  */
 const struct ht_entry *ht_find_rcu(struct ht *ht, const void *key, size_t klen);
+
+/* ht_peek_rcu() - as ht_find_rcu() but leaves the access word alone (OBJECT,
+ * MEMORY USAGE: looking does not count as an access).  Context: as above. */
+const struct ht_entry *ht_peek_rcu(struct ht *ht, const void *key, size_t klen);
 
 /**
  * ht_get() - copy-out lookup into a caller buffer.

@@ -728,12 +728,14 @@ void cmd_init(void)
 {
 	int nb = (int)(sizeof(base_cmds) / sizeof(base_cmds[0]));
 
-	ntable = nb + g_nkey_cmds;
+	ntable = nb + g_nkey_cmds + g_ncache_cmds;
 	table = xmalloc((size_t)ntable * sizeof(*table));
 	for (int i = 0; i < nb; i++)
 		table[i] = &base_cmds[i];
 	for (int i = 0; i < g_nkey_cmds; i++)
 		table[nb + i] = &g_key_cmds[i];
+	for (int i = 0; i < g_ncache_cmds; i++)
+		table[nb + g_nkey_cmds + i] = &g_cache_cmds[i];
 	tname = xmalloc((size_t)ntable * sizeof(*tname));
 	for (int i = 0; i < ntable; i++)
 		tname[i] = table[i]->name;
@@ -822,6 +824,19 @@ static void unknown_command(struct conn *c, int argc)
 	reply_errorf(c, "unknown command '%.128s', with args beginning with: %s", ARGV(c, 0), args);
 }
 
+/* maxmemory: evict first, as Redis's processCommand; with nothing left to
+ * evict, commands that may grow memory get -OOM (return 1, reply queued).
+ * One relaxed load when maxmemory is 0. */
+static int refuse_oom(struct conn *c, int flags)
+{
+	if (!atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed))
+		return 0;
+	if (evict_before_command() == 0 || !(flags & CMD_DENYOOM))
+		return 0;
+	reply_error(c, ERR_OOM);
+	return 1;
+}
+
 void cmd_dispatch(struct conn *c)
 {
 	int argc = c->argc, idx, sub = -1;
@@ -876,6 +891,8 @@ void cmd_dispatch(struct conn *c)
 				reply_error(c, "-NOAUTH Authentication required.");
 				goto done;
 			}
+			if (SRV_UNLIKELY(refuse_oom(c, s->flags)))
+				goto done;
 			s->proc(c, argc);
 			goto done;
 		}
@@ -885,6 +902,8 @@ void cmd_dispatch(struct conn *c)
 		reply_error(c, "-NOAUTH Authentication required.");
 		goto done;
 	}
+	if (SRV_UNLIKELY(refuse_oom(c, k->flags)))
+		goto done;
 	k->proc(c, argc);
 done:
 	return;

@@ -36,6 +36,10 @@ struct cfg_opt {
 };
 
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
+/* maxmemory-policy values, in Redis's order (the error text lists them so) */
+const char *const evict_policy_names[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
+					  "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
+					  "allkeys-random", "noeviction",   NULL};
 
 static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* mutable string options */
 static int threads_cfg;
@@ -64,7 +68,7 @@ static const struct cfg_opt opts[] = {
     OPT("proto-max-bulk-len", T_MEM, 1, &g_cfg.proto_max_bulk_len, 1024 * 1024, LLONG_MAX, NULL),
     OPT("client-query-buffer-limit", T_MEM, 1, &g_cfg.client_query_buffer_limit, 1024 * 1024,
 	LLONG_MAX, NULL),
-    OPT("hz", T_INT, 1, &g_cfg.hz, 1, 500, NULL),
+    OPT("hz", T_INT, 1, &g_cfg.hz, 0, INT_MAX, NULL), /* clamped to 1..500, as Redis */
     OPT("tcp-backlog", T_INT, 0, &g_cfg.tcp_backlog, 0, INT_MAX, NULL),
     OPT("save", T_STR, 1, &save_str, 0, 0, NULL),
     OPT("appendonly", T_BOOL, 1, &appendonly_cfg, 0, 1, NULL),
@@ -80,6 +84,12 @@ static const struct cfg_opt opts[] = {
     OPT("tls-ca-cert-file", T_STR, 0, &g_cfg.tls_ca_cert_file, 0, 0, NULL),
     OPT("tls-auth-clients", T_STR, 0, &g_cfg.tls_auth_clients, 0, 0, NULL),
     OPT("tls-protocols", T_STR, 0, &g_cfg.tls_protocols, 0, 0, NULL),
+    OPT("maxmemory", T_MEM, 1, &g_cfg.maxmemory, 0, LLONG_MAX, NULL),
+    OPT("maxmemory-policy", T_ENUM, 1, &g_cfg.maxmemory_policy, 0, 0, evict_policy_names),
+    OPT("maxmemory-samples", T_INT, 1, &g_cfg.maxmemory_samples, 1, INT_MAX, NULL),
+    OPT("lfu-log-factor", T_INT, 1, &g_cfg.lfu_log_factor, 0, INT_MAX, NULL),
+    OPT("lfu-decay-time", T_INT, 1, &g_cfg.lfu_decay_time, 0, INT_MAX, NULL),
+    OPT("rcu-callback-limit", T_INT, 1, &g_cfg.rcu_callback_limit, 0, LLONG_MAX, NULL),
 };
 
 /* client-output-buffer-limit: only "normal" applies (no replicas or pub/sub
@@ -187,6 +197,12 @@ void cfg_defaults(void)
 	g_cfg.tls_auth_clients = xstrdup("yes");
 	g_cfg.tls_protocols = xstrdup("");
 	atomic_store(&g_cfg.has_pass, 0);
+	atomic_store(&g_cfg.maxmemory, 0);
+	atomic_store(&g_cfg.maxmemory_policy, EVICT_NOEVICTION);
+	atomic_store(&g_cfg.maxmemory_samples, 5);
+	atomic_store(&g_cfg.lfu_log_factor, 10);
+	atomic_store(&g_cfg.lfu_decay_time, 1);
+	atomic_store(&g_cfg.rcu_callback_limit, 100000);
 }
 
 int cfg_password_required(void)
@@ -222,6 +238,9 @@ static void store_int(const struct cfg_opt *o, long long v)
 		*(unsigned int *)o->ptr = (unsigned int)v;
 	else if (o->ptr == &g_cfg.loglevel)
 		atomic_store_explicit((_Atomic int *)o->ptr, (int)v, memory_order_relaxed);
+	else if (o->ptr == &g_cfg.hz)
+		atomic_store_explicit(&g_cfg.hz, v < 1 ? 1 : v > 500 ? 500 : v,
+				      memory_order_relaxed);
 	else
 		atomic_store_explicit((_Atomic long long *)o->ptr, v, memory_order_relaxed);
 }
@@ -284,7 +303,15 @@ static const char *parse_value(const struct cfg_opt *o, const char *arg, long lo
 				return NULL;
 			}
 		}
-		return "argument(s) must be one of the following: debug, verbose, notice, warning";
+		{
+			size_t n = (size_t)snprintf(errbuf, errlen,
+						    "argument(s) must be one of the following: ");
+
+			for (int i = 0; o->enums[i] && n < errlen; i++)
+				n += (size_t)snprintf(errbuf + n, errlen - n, "%s%s",
+						      i ? ", " : "", o->enums[i]);
+			return errbuf;
+		}
 	default:
 		return "not a numeric option";
 	}
@@ -359,7 +386,7 @@ __attribute__((noreturn)) static void fatal_line(const char *file, int lineno, c
 
 static void load_line(const char *file, int lineno, const char *line)
 {
-	char *store, **argv, errbuf[160];
+	char *store, **argv, errbuf[256];
 	size_t *lens;
 	int argc;
 	const struct cfg_opt *o;
@@ -545,6 +572,19 @@ void cfg_cmd_get(struct conn *c, int argc)
 	}
 }
 
+/* Run-time effects of a numeric option just set by CONFIG SET. */
+static void cfg_applied(const struct cfg_opt *o)
+{
+	if (o->ptr == &g_cfg.maxmemory && evict_maxmemory_set)
+		evict_maxmemory_set();
+	else if ((o->ptr == &g_cfg.maxmemory_policy || o->ptr == &g_cfg.lfu_log_factor ||
+		  o->ptr == &g_cfg.lfu_decay_time) &&
+		 evict_config_changed)
+		evict_config_changed();
+	else if (o->ptr == &g_cfg.rcu_callback_limit && evict_rcu_limit_set)
+		evict_rcu_limit_set();
+}
+
 void cfg_cmd_set(struct conn *c, int argc)
 {
 	const struct cfg_opt *found[64];
@@ -624,6 +664,7 @@ void cfg_cmd_set(struct conn *c, int argc)
 			free(old);
 		} else if (o->ptr != &appendonly_cfg) {
 			store_int(o, vals[k]);
+			cfg_applied(o);
 		}
 	}
 	reply_ok(c);

@@ -41,6 +41,19 @@ void db_fini(void)
 	db = NULL;
 }
 
+struct ht *db_table(void)
+{
+	return db;
+}
+
+size_t db_buckets(void)
+{
+	struct ht_stats st;
+
+	ht_stats(db, &st);
+	return st.buckets;
+}
+
 unsigned long long db_size(void)
 {
 	return ht_count(db);
@@ -81,7 +94,6 @@ size_t db_entry_bytes(void)
 #define K(i) ARGV(c, i), ARGL(c, i)
 #define ERR_EXPIRE_FMT "invalid expire time in '%s' command"
 #define ERR_MAXSIZE "string exceeds maximum allowed size (proto-max-bulk-len)"
-#define ERR_OOM "-OOM command not allowed when used memory > 'maxmemory'."
 
 static void hit(struct conn *c, int found)
 {
@@ -1252,22 +1264,56 @@ static void cmd_flush(struct conn *c, int argc)
 
 /* --------------------------------------------------------- active expiry */
 
-/* Main thread cron, hz times a second: sample keys with a TTL and remove the
- * expired ones, working harder while more than a quarter of the sample was
- * expired, within a quarter of the cron period.  Also refreshes avg_ttl. */
+/* Expiry statistics (INFO stats), written by the cron only. */
+static _Atomic double expired_stale_perc;
+static _Atomic unsigned long long expire_cap_reached, expire_cycle_us;
+
+void db_expire_stats(double *stale_perc, unsigned long long *cap_reached,
+		     unsigned long long *cpu_ms)
+{
+	*stale_perc = atomic_load_explicit(&expired_stale_perc, memory_order_relaxed) * 100.0;
+	*cap_reached = atomic_load_explicit(&expire_cap_reached, memory_order_relaxed);
+	*cpu_ms = atomic_load_explicit(&expire_cycle_us, memory_order_relaxed) / 1000;
+}
+
+/*
+ * Main thread cron, hz times a second, Redis's slow active expire cycle:
+ * sample 20 keys with a TTL from a rotating cursor and remove the expired
+ * ones, again and again while more than 10% of a sample had expired (the more
+ * it finds, the harder it works), within 25% of the cron period (each time
+ * the cap stops it counts in expired_time_cap_reached_count).  Also keeps
+ * expired_stale_perc (moving average of the expired share of samples),
+ * expire_cycle_cpu_milliseconds and avg_ttl.
+ */
+#define EXPIRE_KEYS_PER_LOOP 20
+#define EXPIRE_ACCEPTABLE_STALE 10 /* percent */
+#define EXPIRE_SLOW_TIME_PERC 25
 void db_active_expire_cycle(void)
 {
 	long long hz = atomic_load_explicit(&g_cfg.hz, memory_order_relaxed);
-	long long budget_us = 1000000 / (hz ? hz : 10) / 4;
-	long long start = util_ustime();
-	size_t sampled, expired;
+	long long budget_us = 1000000 / (hz ? hz : 10) * EXPIRE_SLOW_TIME_PERC / 100;
+	long long start = util_ustime(), elapsed;
+	size_t sampled, expired, total_sampled = 0, total_expired = 0;
 
-	for (int i = 0; i < 1000; i++) {
-		ht_expire_cycle(db, 20, 0, &sampled, &expired);
-		if (sampled == 0 || expired * 4 <= sampled)
+	for (;;) {
+		ht_expire_cycle(db, EXPIRE_KEYS_PER_LOOP, 0, &sampled, &expired);
+		total_sampled += sampled;
+		total_expired += expired;
+		if (sampled == 0 || expired * 100 <= sampled * EXPIRE_ACCEPTABLE_STALE)
 			break;
-		if (util_ustime() - start > budget_us)
+		if (util_ustime() - start > budget_us) {
+			STAT_ADD(expire_cap_reached, 1);
 			break;
+		}
+	}
+	elapsed = util_ustime() - start;
+	STAT_ADD(expire_cycle_us, (unsigned long long)elapsed);
+	{
+		double cur = total_sampled ? (double)total_expired / (double)total_sampled : 0.0;
+		double old = atomic_load_explicit(&expired_stale_perc, memory_order_relaxed);
+
+		atomic_store_explicit(&expired_stale_perc, cur * 0.05 + old * 0.95,
+				      memory_order_relaxed);
 	}
 	{
 		const struct ht_entry *s[20];

@@ -49,27 +49,15 @@ void info_reset_stats(void)
 	atomic_store(&base_rejected, atomic_load(&g_srv.rejected_conns));
 	atomic_store(&base_expired, db_expired_total());
 	atomic_store(&mem_peak, 0);
+	evict_reset_stats();
 }
 
 static size_t mem_used(void)
 {
-#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-	uint64_t epoch = 1;
-	size_t sz = sizeof(epoch), allocated = 0, asz = sizeof(allocated);
-
-	mallctl("epoch", &epoch, &sz, &epoch, sz);
-	if (mallctl("stats.allocated", &allocated, &asz, NULL, 0) == 0)
-		return allocated;
-#endif
-	{
-		struct rusage ru;
-
-		getrusage(RUSAGE_SELF, &ru);
-		return (size_t)ru.ru_maxrss * 1024;
-	}
+	return evict_mem_allocated();
 }
 
-static size_t mem_rss(void)
+size_t info_rss(void)
 {
 	FILE *f = fopen("/proc/self/statm", "r");
 	unsigned long size = 0, res = 0;
@@ -100,6 +88,13 @@ void info_sample_ops(void)
 	ops_last_cmds = cmds;
 	if (used > atomic_load_explicit(&mem_peak, memory_order_relaxed))
 		atomic_store_explicit(&mem_peak, used, memory_order_relaxed);
+}
+
+size_t info_mem_peak(size_t used)
+{
+	if (used > atomic_load_explicit(&mem_peak, memory_order_relaxed))
+		atomic_store_explicit(&mem_peak, used, memory_order_relaxed);
+	return atomic_load_explicit(&mem_peak, memory_order_relaxed);
 }
 
 static long long ops_per_sec(void)
@@ -204,8 +199,9 @@ void cmd_info(struct conn *c, int argc)
 		sections++;
 	}
 	if (want("memory", argc, c, 1)) {
-		size_t used = mem_used(), rss = mem_rss(), peak = atomic_load(&mem_peak);
-		char h1[32], h2[32], h3[32];
+		size_t used = mem_used(), rss = info_rss(), peak = atomic_load(&mem_peak);
+		char h1[32], h2[32], h3[32], h4[32];
+		long long maxmem = atomic_load(&g_cfg.maxmemory);
 
 		if (used > peak) {
 			peak = used;
@@ -214,16 +210,18 @@ void cmd_info(struct conn *c, int argc)
 		human(h1, sizeof(h1), (double)used);
 		human(h2, sizeof(h2), (double)rss);
 		human(h3, sizeof(h3), (double)peak);
+		human(h4, sizeof(h4), (double)maxmem);
 		sb_printf(
 		    &s,
 		    "%s# "
 		    "Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
 		    "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%"
 		    "s\r\n"
-		    "used_memory_dataset:%zu\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n"
-		    "maxmemory_policy:noeviction\r\nmem_fragmentation_ratio:%.2f\r\n"
+		    "used_memory_dataset:%zu\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
+		    "maxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
 		    "mem_allocator:%s\r\nlazyfree_pending_objects:0\r\n",
-		    sections ? "\r\n" : "", used, h1, rss, h2, peak, h3, db_entry_bytes(),
+		    sections ? "\r\n" : "", used, h1, rss, h2, peak, h3, db_entry_bytes(), maxmem,
+		    h4, evict_policy_names[atomic_load(&g_cfg.maxmemory_policy)],
 		    used ? (double)rss / (double)used : 0.0,
 #if defined(SRV_JEMALLOC) && SRV_JEMALLOC
 		    "jemalloc"
@@ -245,19 +243,28 @@ void cmd_info(struct conn *c, int argc)
 		sections++;
 	}
 	if (want("stats", argc, c, 1)) {
+		double stale;
+		unsigned long long cap, cpu_ms, ex_total, ex_cur;
+
+		db_expire_stats(&stale, &cap, &cpu_ms);
+		evict_exceeded_time(&ex_total, &ex_cur);
 		sb_printf(
 		    &s,
 		    "%s# "
 		    "Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
 		    "instantaneous_ops_per_sec:%lld\r\ntotal_net_input_bytes:%llu\r\n"
 		    "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
-		    "expired_keys:%llu\r\nevicted_keys:0\r\nkeyspace_hits:%llu\r\n"
+		    "expired_keys:%llu\r\nexpired_stale_perc:%.2f\r\n"
+		    "expired_time_cap_reached_count:%llu\r\nexpire_cycle_cpu_milliseconds:%llu\r\n"
+		    "evicted_keys:%llu\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:%llu\r\n"
+		    "current_eviction_exceeded_time:%llu\r\nkeyspace_hits:%llu\r\n"
 		    "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
 		    "total_error_replies:%llu\r\n",
 		    sections ? "\r\n" : "", STAT(conns_received), STAT(commands), ops_per_sec(),
 		    STAT(net_in), STAT(net_out),
 		    atomic_load(&g_srv.rejected_conns) - atomic_load(&base_rejected),
-		    db_expired_total() - atomic_load(&base_expired), STAT(keyspace_hits),
+		    db_expired_total() - atomic_load(&base_expired), stale, cap, cpu_ms,
+		    evict_evicted_keys(), ex_total, ex_cur, STAT(keyspace_hits),
 		    STAT(keyspace_misses), STAT(errors));
 		sections++;
 	}
@@ -290,11 +297,11 @@ void cmd_info(struct conn *c, int argc)
 			  "rcu_callbacks_queued:%lu\r\nrcu_callbacks_invoked:%lu\r\n"
 			  "rcu_callbacks_pending:%lu\r\nrcu_callbacks_pending_hwm:%lu\r\n"
 			  "rcu_callbacks_throttled:%lu\r\nrcu_callback_batches:%lu\r\n"
-			  "rcu_readers:%lu\r\nrcu_stalls:%lu\r\n",
+			  "rcu_readers:%lu\r\nrcu_stalls:%lu\r\nrcu_callback_limit:%lld\r\n",
 			  sections ? "\r\n" : "", RCU_FLAVOR_NAME, st.gp_completed,
 			  st.gp_last_ns / 1000, st.gp_max_ns / 1000, st.cb_queued, st.cb_invoked,
 			  st.cb_pending, st.cb_pending_hwm, st.cb_throttled, st.cb_batches,
-			  st.readers, st.stalls);
+			  st.readers, st.stalls, atomic_load(&g_cfg.rcu_callback_limit));
 		sections++;
 	}
 	if (want("keyspace", argc, c, 1)) {

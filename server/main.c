@@ -245,6 +245,7 @@ int main(int argc, char **argv)
 	adjust_open_files_limit();
 	rcu_register_thread();
 	db_init();
+	evict_init();
 	cmd_init();
 	g_srv.base = event_base_new();
 	if (!g_srv.base)
@@ -281,6 +282,7 @@ int main(int argc, char **argv)
 		if (cron_due) {
 			cron_due = 0;
 			db_active_expire_cycle();
+			evict_cron();
 			info_sample_ops();
 			arm_cron();
 		}
@@ -288,6 +290,7 @@ int main(int argc, char **argv)
 
 	net_stop();
 	srv_log(LL_NOTICE, "Closed all clients; freeing the keyspace");
+	evict_fini();
 	db_fini();
 	rcu_barrier();
 	cmd_fini();

@@ -108,6 +108,14 @@ struct cfg {
 	char *tls_cert_file, *tls_key_file, *tls_ca_cert_file;
 	char *tls_auth_clients; /* yes | no | optional */
 	char *tls_protocols;	/* e.g. "TLSv1.2 TLSv1.3"; empty = those two */
+	/* cache tier (evict.c); CONFIG SET calls evict_config_changed() or
+	 * evict_maxmemory_set() after changing them */
+	_Atomic long long maxmemory;	      /* bytes, 0 = no limit */
+	_Atomic long long maxmemory_policy;   /* EVICT_* */
+	_Atomic long long maxmemory_samples;  /* keys sampled per eviction */
+	_Atomic long long lfu_log_factor;     /* LFU counter's logarithm factor */
+	_Atomic long long lfu_decay_time;     /* minutes per counter decrement, 0 = never */
+	_Atomic long long rcu_callback_limit; /* pending call_rcu() per thread, 0 = unbounded */
 };
 
 /* tls.c: linked into rcukv-server only; weak here so that other programs
@@ -367,6 +375,43 @@ extern int g_nkey_cmds;
 void cmd_info(struct conn *c, int argc);
 void info_reset_stats(void);
 void info_sample_ops(void);
+size_t info_rss(void);
+size_t info_mem_peak(size_t used); /* records @used, returns the peak */
+
+/* cache tier (evict.c): maxmemory, eviction, access clock, MEMORY, OBJECT */
+enum {
+	EVICT_VOLATILE_LRU,
+	EVICT_VOLATILE_LFU,
+	EVICT_VOLATILE_RANDOM,
+	EVICT_VOLATILE_TTL,
+	EVICT_ALLKEYS_LRU,
+	EVICT_ALLKEYS_LFU,
+	EVICT_ALLKEYS_RANDOM,
+	EVICT_NOEVICTION
+};
+extern const char *const evict_policy_names[]; /* by EVICT_*, NULL-terminated (config.c) */
+struct ht;
+struct ht *db_table(void);
+size_t db_buckets(void);
+void evict_init(void);		 /* after db_init() */
+void evict_fini(void);		 /* before db_fini() */
+/* CONFIG SET hooks; weak so that programs linking config.c without evict.c
+ * (fuzz_resp) need not carry the keyspace.  Callers check for NULL. */
+__attribute__((weak)) void evict_config_changed(void); /* policy, lfu-* changed */
+__attribute__((weak)) void evict_maxmemory_set(void);  /* maxmemory: evict at once if over */
+__attribute__((weak)) void evict_rcu_limit_set(void);  /* rcu-callback-limit changed */
+/* Before a command (maxmemory set): evict what is over the limit.  Return 0,
+ * or -1 when over the limit with nothing to evict (CMD_DENYOOM: -OOM). */
+int evict_before_command(void);
+void evict_cron(void); /* main thread, hz times a second */
+size_t evict_mem_allocated(void);
+unsigned long long evict_evicted_keys(void);
+void evict_reset_stats(void);
+void evict_exceeded_time(unsigned long long *total_ms, unsigned long long *current_ms);
+void db_expire_stats(double *stale_perc, unsigned long long *cap_reached,
+		     unsigned long long *cpu_ms);
+extern const struct cmd g_cache_cmds[];
+extern const int g_ncache_cmds;
 
 /* Shared error texts, Redis 7 wording, one table. */
 #define ERR_SYNTAX "-ERR syntax error"
@@ -376,5 +421,6 @@ void info_sample_ops(void);
 #define ERR_NO_KEY "-ERR no such key"
 #define ERR_OVERFLOW "-ERR increment or decrement would overflow"
 #define ERR_DB_RANGE "-ERR DB index is out of range"
+#define ERR_OOM "-OOM command not allowed when used memory > 'maxmemory'."
 
 #endif /* SERVER_INTERNAL_H */

@@ -1,0 +1,824 @@
+/*
+ * evict.c - the cache tier: maxmemory accounting, eviction under the eight
+ * maxmemory-policy values, the LRU/LFU access clock of the table, and the
+ * MEMORY and OBJECT commands.
+ *
+ * Used memory.  What the allocator says is allocated: jemalloc's
+ * "stats.allocated" (after an "epoch" refresh), the sanitizer allocator's
+ * count in asan/tsan builds, mallinfo2() with plain libc.  Entries replaced or
+ * removed but still waiting for a grace period are still allocated, so memory
+ * waiting for reclamation counts against maxmemory with no extra bookkeeping,
+ * and so do client buffers, as in Redis.  Refreshing the allocator's
+ * statistics costs microseconds, so commands read a cached figure
+ * (mem_est) that is refreshed when it is older than MEM_REFRESH_US and
+ * lowered by what each eviction frees; the cron refreshes it too.  Between
+ * refreshes the figure may lag by what one millisecond of writes allocates:
+ * the "small margin" over maxmemory.
+ *
+ * Eviction.  As Redis's processCommand: before every command, when maxmemory
+ * is set and the figure is over it, the worker evicts until it has freed the
+ * excess, for at most EVICT_CMD_BUDGET_US (the cron goes on where it stopped).
+ * If nothing can be evicted (noeviction, no candidate keys), commands flagged
+ * CMD_DENYOOM get Redis's -OOM error; reads and deletes go on.  The
+ * approximated LRU/LFU/TTL policies keep a pool of the best EVPOOL_SIZE
+ * candidates seen so far (key copies, sorted by score), refilled with
+ * maxmemory-samples random entries from ht_sample_rcu() per eviction; the
+ * random policies delete one random entry.  A candidate is deleted with
+ * ht_rmw() so that a volatile policy never deletes a key that lost its TTL
+ * since it was sampled.  With maxmemory 0 the cost is one relaxed load a
+ * command.
+ *
+ * The access word (ht.h).  LRU policies (and noeviction/random/ttl): the
+ * table clock is the time in 10 ms units (LRU_UNIT_MS), set by the cron, so
+ * idle time = clock - word.  LFU policies: ht_lfu_set() switches the table to
+ * (minutes << 8 | log counter) words and the clock to minutes.
+ *
+ * Concurrency.  ev_lock serializes evictors (workers, cron) and owns the
+ * pool and the sampling seed; it nests outside the table's stripe mutexes
+ * (ht_rmw) and inside nothing.  Callers are registered QSBR threads, online:
+ * sampled entries stay valid until their next quiescent state.  Counters are
+ * relaxed atomics.
+ *
+ * Tested by tests/server/test_cache.sh (policies, OOM, limits under a write
+ * flood, RCU backlog) and tests/server/cases_cache.txt (replies recorded from
+ * redis-server 7.0.15).
+ */
+#define RCU_FLAVOR_QSBR
+#include "hashtable/ht.h"
+#include "rcu/rcu.h"
+#include "server/server_internal.h"
+
+#include <limits.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#elif defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define EVICT_SANITIZER_ALLOC 1
+size_t __sanitizer_get_current_allocated_bytes(void); /* libasan / libtsan */
+#endif
+
+#define EVPOOL_SIZE 16
+#define EVPOOL_KEY_CACHE 255	    /* longer keys are copied into a fresh buffer */
+#define MEM_REFRESH_US 1000	    /* cached used-memory figure: at most this old */
+#define EVICT_CMD_BUDGET_US 500	    /* eviction work per command (Redis: tenacity 10) */
+#define LRU_UNIT_MS 10		    /* LRU clock resolution */
+#define BUCKET_SHARE 8		    /* bytes of bucket array per key, roughly */
+
+struct pool_ent {
+	uint64_t score; /* higher = evict first */
+	size_t klen;
+	size_t cap;
+	char *key; /* NULL = empty slot */
+};
+
+static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool_ent pool[EVPOOL_SIZE]; /* ev_lock; sorted by score ascending */
+static int npool;			  /* ev_lock */
+static uint64_t ev_seed = 0x9e3779b97f4a7c15ULL; /* ev_lock */
+static long long exceeded_since_ms;		 /* ev_lock; 0 = under the limit */
+
+static _Atomic size_t mem_est;		/* cached used memory */
+static _Atomic long long mem_est_us;	/* when it was measured */
+static _Atomic int mem_refreshing;	/* one refresher at a time */
+static _Atomic unsigned long long evicted_keys, evicted_base;
+static _Atomic unsigned long long exceeded_total_ms;
+static _Atomic long long exceeded_since_pub; /* copy of exceeded_since_ms for INFO */
+static _Atomic int lfu_mode;		     /* the table's words are LFU words */
+static size_t startup_mem;		     /* allocated after start-up (MEMORY STATS) */
+
+/* ------------------------------------------------------------ memory */
+
+size_t evict_mem_allocated(void)
+{
+#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
+	uint64_t epoch = 1;
+	size_t sz = sizeof(epoch), allocated = 0, asz = sizeof(allocated);
+
+	mallctl("epoch", &epoch, &sz, &epoch, sz);
+	if (mallctl("stats.allocated", &allocated, &asz, NULL, 0) == 0)
+		return allocated;
+	return 0;
+#elif defined(EVICT_SANITIZER_ALLOC)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+#endif
+}
+
+static size_t mem_refresh(void)
+{
+	size_t used = evict_mem_allocated();
+
+	atomic_store_explicit(&mem_est, used, memory_order_relaxed);
+	atomic_store_explicit(&mem_est_us, util_ustime(), memory_order_relaxed);
+	return used;
+}
+
+/* The cached figure, refreshed by one caller when older than MEM_REFRESH_US. */
+static size_t mem_estimate(void)
+{
+	long long now = util_ustime();
+
+	if (now - atomic_load_explicit(&mem_est_us, memory_order_relaxed) > MEM_REFRESH_US &&
+	    !atomic_exchange_explicit(&mem_refreshing, 1, memory_order_acquire)) {
+		size_t used = mem_refresh();
+
+		/* Release: pairs with the acquire exchange of the next refresher. */
+		atomic_store_explicit(&mem_refreshing, 0, memory_order_release);
+		return used;
+	}
+	return atomic_load_explicit(&mem_est, memory_order_relaxed);
+}
+
+static void mem_est_sub(size_t n)
+{
+	size_t cur = atomic_load_explicit(&mem_est, memory_order_relaxed);
+
+	while (!atomic_compare_exchange_weak_explicit(&mem_est, &cur, cur > n ? cur - n : 0,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* Bytes an entry holds: its allocation's size class plus its bucket share. */
+static size_t entry_footprint(const struct ht_entry *e)
+{
+	return malloc_usable_size((void *)e) + BUCKET_SHARE;
+}
+
+/* ------------------------------------------------------------ clock */
+
+static int policy_now(void)
+{
+	return (int)atomic_load_explicit(&g_cfg.maxmemory_policy, memory_order_relaxed);
+}
+
+static int policy_is_lfu(int p)
+{
+	return p == EVICT_VOLATILE_LFU || p == EVICT_ALLKEYS_LFU;
+}
+
+static int policy_is_volatile(int p)
+{
+	return p <= EVICT_VOLATILE_TTL;
+}
+
+static uint32_t lru_clock_now(void)
+{
+	return (uint32_t)((unsigned long long)util_mstime() / LRU_UNIT_MS);
+}
+
+static uint32_t lfu_minutes_now(void)
+{
+	return (uint32_t)((unsigned long long)util_mstime() / 60000) & 0xffffffu;
+}
+
+static void clock_tick(void)
+{
+	ht_clock_set(db_table(), atomic_load_explicit(&lfu_mode, memory_order_relaxed)
+				     ? lfu_minutes_now()
+				     : lru_clock_now());
+}
+
+static void pool_clear(void)
+{
+	for (int i = 0; i < npool; i++)
+		pool[i].klen = 0;
+	npool = 0;
+}
+
+void evict_config_changed(void)
+{
+	int lfu = policy_is_lfu(policy_now());
+
+	pthread_mutex_lock(&ev_lock);
+	atomic_store_explicit(&lfu_mode, lfu, memory_order_relaxed);
+	ht_lfu_set(db_table(), lfu,
+		   (uint32_t)atomic_load_explicit(&g_cfg.lfu_log_factor, memory_order_relaxed),
+		   (uint32_t)atomic_load_explicit(&g_cfg.lfu_decay_time, memory_order_relaxed));
+	clock_tick();
+	pool_clear(); /* scores of another policy do not compare */
+	pthread_mutex_unlock(&ev_lock);
+	mem_refresh();
+}
+
+void evict_rcu_limit_set(void)
+{
+	rcu_set_callback_limit(
+	    (unsigned long)atomic_load_explicit(&g_cfg.rcu_callback_limit, memory_order_relaxed));
+}
+
+void evict_init(void)
+{
+	evict_rcu_limit_set();
+	evict_config_changed();
+	startup_mem = evict_mem_allocated();
+}
+
+void evict_fini(void)
+{
+	pthread_mutex_lock(&ev_lock);
+	for (int i = 0; i < EVPOOL_SIZE; i++) {
+		free(pool[i].key);
+		pool[i].key = NULL;
+		pool[i].cap = 0;
+	}
+	npool = 0;
+	pthread_mutex_unlock(&ev_lock);
+}
+
+/* ------------------------------------------------------------ eviction */
+
+/* Eviction score of a sampled entry: higher goes first. */
+static uint64_t entry_score(const struct ht_entry *e, int policy)
+{
+	uint32_t w = ht_entry_access(e);
+
+	switch (policy) {
+	case EVICT_VOLATILE_LFU:
+	case EVICT_ALLKEYS_LFU:
+		return 255 - ht_lfu_decayed(w, lfu_minutes_now(),
+					    (uint32_t)atomic_load_explicit(&g_cfg.lfu_decay_time,
+									   memory_order_relaxed));
+	case EVICT_VOLATILE_TTL:
+		return UINT64_MAX - (uint64_t)ht_entry_expire(e);
+	default:
+		return (uint32_t)(lru_clock_now() - w);
+	}
+}
+
+/* Insert a candidate into the pool (ev_lock), as Redis's eviction pool:
+ * ascending scores, the worst candidate dropped when full. */
+static void pool_insert(const struct ht_entry *e, uint64_t score)
+{
+	int k = 0;
+	struct pool_ent tmp;
+	const char *key = ht_entry_key(e);
+	size_t klen = ht_entry_klen(e);
+
+	while (k < npool && pool[k].score < score)
+		k++;
+	for (int i = k; i < npool && pool[i].score == score; i++)
+		if (pool[i].klen == klen && !memcmp(pool[i].key, key, klen))
+			return; /* already there */
+	if (k == 0 && npool == EVPOOL_SIZE)
+		return; /* worse than everything in a full pool */
+	if (npool < EVPOOL_SIZE) {
+		/* shift right, reusing the buffer of the slot past the end */
+		tmp = pool[npool];
+		memmove(&pool[k + 1], &pool[k], sizeof(pool[0]) * (size_t)(npool - k));
+		npool++;
+	} else {
+		/* drop the lowest score (slot 0) and shift left */
+		k--;
+		tmp = pool[0];
+		memmove(&pool[0], &pool[1], sizeof(pool[0]) * (size_t)k);
+	}
+	if (tmp.cap < klen + 1) {
+		size_t cap = klen + 1 > EVPOOL_KEY_CACHE ? klen + 1 : EVPOOL_KEY_CACHE;
+
+		free(tmp.key);
+		tmp.key = xmalloc(cap);
+		tmp.cap = cap;
+	} else if (tmp.cap > EVPOOL_KEY_CACHE && klen + 1 <= EVPOOL_KEY_CACHE) {
+		free(tmp.key); /* do not keep a huge buffer for a short key */
+		tmp.key = xmalloc(EVPOOL_KEY_CACHE);
+		tmp.cap = EVPOOL_KEY_CACHE;
+	}
+	memcpy(tmp.key, key, klen);
+	tmp.klen = klen;
+	tmp.score = score;
+	pool[k] = tmp;
+}
+
+struct evdel {
+	int volatile_only;
+	size_t bytes;
+};
+
+/* Under the key's stripe mutex: delete the key if it still qualifies. */
+static int evdel_fn(struct ht_rmw *r, void *arg)
+{
+	struct evdel *d = arg;
+
+	if (!r->old)
+		return HT_RMW_KEEP;
+	if (d->volatile_only && ht_entry_expire(r->old) == HT_NO_EXPIRE)
+		return HT_RMW_KEEP;
+	d->bytes = entry_footprint(r->old);
+	return HT_RMW_DELETE;
+}
+
+static size_t evict_key(const void *key, size_t klen, int volatile_only)
+{
+	struct evdel d = {volatile_only, 0};
+
+	if (ht_rmw(db_table(), key, klen, evdel_fn, &d) != HT_RMW_DELETE)
+		return 0;
+	atomic_fetch_add_explicit(&evicted_keys, 1, memory_order_relaxed);
+	return d.bytes;
+}
+
+/* Evict one key under @policy (ev_lock held).  Return the bytes freed, or 0
+ * if no key could be evicted. */
+static size_t evict_one(int policy)
+{
+	struct ht *ht = db_table();
+	int vol = policy_is_volatile(policy);
+	long long samples = atomic_load_explicit(&g_cfg.maxmemory_samples, memory_order_relaxed);
+	const struct ht_entry *s[64];
+
+	if (samples < 1)
+		samples = 1;
+	if (samples > 64)
+		samples = 64;
+	if (policy == EVICT_VOLATILE_RANDOM || policy == EVICT_ALLKEYS_RANDOM) {
+		for (int tries = 0; tries < 4; tries++) {
+			size_t n;
+
+			rcu_read_lock();
+			n = ht_sample_rcu(ht, s, 1, vol, &ev_seed);
+			if (n) {
+				size_t b = evict_key(ht_entry_key(s[0]), ht_entry_klen(s[0]), vol);
+
+				rcu_read_unlock();
+				if (b)
+					return b;
+				continue;
+			}
+			rcu_read_unlock();
+			return 0;
+		}
+		return 0;
+	}
+	for (int round = 0; round < 4; round++) {
+		size_t n;
+
+		rcu_read_lock();
+		n = ht_sample_rcu(ht, s, (size_t)samples, vol, &ev_seed);
+		for (size_t i = 0; i < n; i++)
+			pool_insert(s[i], entry_score(s[i], policy));
+		rcu_read_unlock();
+		if (!n && !npool)
+			return 0;
+		while (npool > 0) {
+			struct pool_ent *pe = &pool[npool - 1];
+			size_t b;
+
+			npool--;
+			b = evict_key(pe->key, pe->klen, vol);
+			if (b)
+				return b;
+		}
+	}
+	return 0;
+}
+
+/* Track how long used memory stays over the limit (ev_lock). */
+static void exceeded_note(int over)
+{
+	long long now = util_mstime();
+
+	if (over && !exceeded_since_ms) {
+		exceeded_since_ms = now;
+	} else if (!over && exceeded_since_ms) {
+		atomic_fetch_add_explicit(&exceeded_total_ms,
+					  (unsigned long long)(now - exceeded_since_ms),
+					  memory_order_relaxed);
+		exceeded_since_ms = 0;
+	}
+	atomic_store_explicit(&exceeded_since_pub, exceeded_since_ms, memory_order_relaxed);
+}
+
+/*
+ * Evict until used memory is back under maxmemory or @budget_us has passed.
+ * Return 0 when under the limit or still working on it, -1 when over it
+ * with nothing left to evict (Redis's EVICT_FAIL).
+ */
+static int evict_perform(long long mm, long long budget_us, int fresh)
+{
+	size_t used, tofree, freed = 0;
+	long long start;
+	int policy, ret = 0;
+	unsigned long keys = 0;
+
+	pthread_mutex_lock(&ev_lock);
+	used = fresh ? mem_refresh() : atomic_load_explicit(&mem_est, memory_order_relaxed);
+	if (used <= (size_t)mm) {
+		exceeded_note(0);
+		pthread_mutex_unlock(&ev_lock);
+		return 0;
+	}
+	exceeded_note(1);
+	policy = policy_now();
+	if (policy == EVICT_NOEVICTION) {
+		pthread_mutex_unlock(&ev_lock);
+		return -1;
+	}
+	tofree = used - (size_t)mm;
+	start = util_ustime();
+	while (freed < tofree) {
+		size_t b = evict_one(policy);
+
+		if (!b) {
+			ret = -1;
+			break;
+		}
+		freed += b;
+		if ((++keys & 15) == 0 && util_ustime() - start > budget_us)
+			break;
+	}
+	mem_est_sub(freed);
+	if (freed >= tofree)
+		exceeded_note(0);
+	pthread_mutex_unlock(&ev_lock);
+	return ret;
+}
+
+int evict_before_command(void)
+{
+	long long mm = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed);
+
+	if (!mm || mem_estimate() <= (size_t)mm)
+		return 0;
+	return evict_perform(mm, EVICT_CMD_BUDGET_US, 0);
+}
+
+void evict_cron(void)
+{
+	long long mm = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed);
+	long long hz = atomic_load_explicit(&g_cfg.hz, memory_order_relaxed);
+
+	clock_tick();
+	if (!mm) {
+		pthread_mutex_lock(&ev_lock);
+		exceeded_note(0);
+		pthread_mutex_unlock(&ev_lock);
+		return;
+	}
+	evict_perform(mm, 1000000 / (hz > 0 ? hz : 10) / 4, 1);
+}
+
+void evict_maxmemory_set(void)
+{
+	long long mm = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed);
+	size_t used = mem_refresh();
+
+	if (mm && used > (size_t)mm) {
+		srv_log(LL_WARNING,
+			"WARNING: the new maxmemory value set via CONFIG SET (%lld) is smaller than "
+			"the current memory usage (%zu). This will result in key eviction and/or the "
+			"inability to accept new write commands depending on the maxmemory-policy.",
+			mm, used);
+		evict_perform(mm, EVICT_CMD_BUDGET_US * 20, 1);
+	}
+}
+
+unsigned long long evict_evicted_keys(void)
+{
+	return atomic_load_explicit(&evicted_keys, memory_order_relaxed) -
+	       atomic_load_explicit(&evicted_base, memory_order_relaxed);
+}
+
+void evict_reset_stats(void)
+{
+	atomic_store(&evicted_base, atomic_load(&evicted_keys));
+	atomic_store(&exceeded_total_ms, 0);
+}
+
+void evict_exceeded_time(unsigned long long *total_ms, unsigned long long *current_ms)
+{
+	long long since = atomic_load_explicit(&exceeded_since_pub, memory_order_relaxed);
+	unsigned long long cur = since ? (unsigned long long)(util_mstime() - since) : 0;
+
+	*current_ms = cur;
+	*total_ms = atomic_load_explicit(&exceeded_total_ms, memory_order_relaxed) + cur;
+}
+
+/* ------------------------------------------------------------ OBJECT */
+
+static void reply_help(struct conn *c, const char *const *lines)
+{
+	int n = 0;
+
+	while (lines[n])
+		n++;
+	reply_array(c, n);
+	for (int i = 0; i < n; i++)
+		reply_simple(c, lines[i]);
+}
+
+/* The live entry of key argv[2] without touching its access word, or NULL
+ * after replying null. */
+static const struct ht_entry *lookup_notouch(struct conn *c, int i)
+{
+	const struct ht_entry *e = ht_peek_rcu(db_table(), ARGV(c, i), ARGL(c, i));
+
+	if (!e)
+		reply_null(c);
+	return e;
+}
+
+/* Redis's string encodings: int, embstr (<= 44 bytes), raw. */
+static const char *str_encoding(const struct ht_entry *e, long long *ival)
+{
+	size_t n = ht_entry_vlen(e);
+	long long v;
+
+	if (n <= 20 && util_str2ll(ht_entry_val(e), n, &v)) {
+		if (ival)
+			*ival = v;
+		return "int";
+	}
+	return n <= 44 ? "embstr" : "raw";
+}
+
+#define ERR_NO_LFU                                                                                 \
+	"-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "  \
+	"that when switching between policies at runtime LRU and LFU data will take some time to " \
+	"adjust."
+#define ERR_LFU_IDLE                                                                               \
+	"-ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "   \
+	"switching between policies at runtime LRU and LFU data will take some time to adjust."
+
+static void object_sub(struct conn *c, int argc)
+{
+	const char *sub = ARGV(c, 1);
+	size_t sl = ARGL(c, 1);
+	const struct ht_entry *e;
+
+	(void)argc;
+	if (util_strcaseeq(sub, sl, "help")) {
+		static const char *const help[] = {
+		    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		    "ENCODING <key>",
+		    "    Return the kind of internal representation used in order to store the value",
+		    "    associated with a <key>.",
+		    "FREQ <key>",
+		    "    Return the access frequency index of the <key>. The returned integer is",
+		    "    proportional to the logarithm of the recent access frequency of the key.",
+		    "IDLETIME <key>",
+		    "    Return the idle time of the <key>, that is the approximated number of",
+		    "    seconds elapsed since the last access to the key.",
+		    "REFCOUNT <key>",
+		    "    Return the number of references of the value associated with the specified",
+		    "    <key>.",
+		    "HELP",
+		    "    Prints this help.",
+		    NULL};
+		reply_help(c, help);
+		return;
+	}
+	if (!(e = lookup_notouch(c, 2)))
+		return;
+	if (util_strcaseeq(sub, sl, "encoding")) {
+		reply_bulk_str(c, str_encoding(e, NULL));
+	} else if (util_strcaseeq(sub, sl, "refcount")) {
+		long long v;
+		int p = policy_now();
+		int shared = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed) == 0 ||
+			     !(policy_is_lfu(p) || p == EVICT_VOLATILE_LRU ||
+			       p == EVICT_ALLKEYS_LRU);
+
+		/* Redis shares the integers 0..9999 unless an LRU/LFU limit is on. */
+		if (!strcmp(str_encoding(e, &v), "int") && v >= 0 && v < 10000 && shared)
+			reply_int(c, INT_MAX);
+		else
+			reply_int(c, 1);
+	} else if (util_strcaseeq(sub, sl, "freq")) {
+		if (!atomic_load_explicit(&lfu_mode, memory_order_relaxed)) {
+			reply_error(c, ERR_NO_LFU);
+			return;
+		}
+		reply_int(c, ht_lfu_decayed(ht_entry_access(e), lfu_minutes_now(),
+					    (uint32_t)atomic_load_explicit(&g_cfg.lfu_decay_time,
+									   memory_order_relaxed)));
+	} else { /* idletime */
+		if (atomic_load_explicit(&lfu_mode, memory_order_relaxed)) {
+			reply_error(c, ERR_LFU_IDLE);
+			return;
+		}
+		reply_int(c, (long long)(uint32_t)(lru_clock_now() - ht_entry_access(e)) *
+				 LRU_UNIT_MS / 1000);
+	}
+}
+
+/* ------------------------------------------------------------ MEMORY */
+
+static void memory_usage(struct conn *c, int argc)
+{
+	const struct ht_entry *e;
+
+	for (int j = 3; j < argc; j += 2) {
+		long long samples;
+
+		if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "samples") && j + 1 < argc) {
+			if (!util_str2ll(ARGV(c, j + 1), ARGL(c, j + 1), &samples)) {
+				reply_error(c, ERR_NOT_INT);
+				return;
+			}
+			if (samples < 0) {
+				reply_error(c, ERR_SYNTAX);
+				return;
+			}
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if ((e = lookup_notouch(c, 2)))
+		reply_int(c, (long long)entry_footprint(e));
+}
+
+static void allocator_figures(size_t *allocated, size_t *active, size_t *resident)
+{
+	*allocated = evict_mem_allocated();
+	*active = *resident = *allocated;
+#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
+	{
+		size_t sz = sizeof(size_t);
+
+		mallctl("stats.active", active, &sz, NULL, 0);
+		sz = sizeof(size_t);
+		mallctl("stats.resident", resident, &sz, NULL, 0);
+	}
+#endif
+}
+
+static void memory_stats(struct conn *c)
+{
+	size_t alloc, active, resident, rss = info_rss();
+	size_t used = evict_mem_allocated(), peak = info_mem_peak(used);
+	size_t startup = startup_mem, keys = (size_t)db_size();
+	size_t dataset = db_entry_bytes(), buckets = db_buckets() * sizeof(void *);
+	size_t overhead = used > dataset ? used - dataset : 0;
+	size_t net = used > startup ? used - startup : 0;
+
+	allocator_figures(&alloc, &active, &resident);
+	reply_map(c, 27);
+	reply_bulk_str(c, "peak.allocated");
+	reply_int(c, (long long)peak);
+	reply_bulk_str(c, "total.allocated");
+	reply_int(c, (long long)used);
+	reply_bulk_str(c, "startup.allocated");
+	reply_int(c, (long long)startup);
+	reply_bulk_str(c, "replication.backlog");
+	reply_int(c, 0);
+	reply_bulk_str(c, "clients.slaves");
+	reply_int(c, 0);
+	reply_bulk_str(c, "clients.normal");
+	reply_int(c, 0);
+	reply_bulk_str(c, "cluster.links");
+	reply_int(c, 0);
+	reply_bulk_str(c, "aof.buffer");
+	reply_int(c, 0);
+	reply_bulk_str(c, "lua.caches");
+	reply_int(c, 0);
+	reply_bulk_str(c, "functions.caches");
+	reply_int(c, 0);
+	reply_bulk_str(c, "db.0");
+	reply_map(c, 3);
+	reply_bulk_str(c, "overhead.hashtable.main");
+	reply_int(c, (long long)buckets);
+	reply_bulk_str(c, "overhead.hashtable.expires");
+	reply_int(c, 0);
+	reply_bulk_str(c, "overhead.hashtable.slot-to-keys");
+	reply_int(c, 0);
+	reply_bulk_str(c, "overhead.total");
+	reply_int(c, (long long)overhead);
+	reply_bulk_str(c, "keys.count");
+	reply_int(c, (long long)keys);
+	reply_bulk_str(c, "keys.bytes-per-key");
+	reply_int(c, keys ? (long long)(net / keys) : 0);
+	reply_bulk_str(c, "dataset.bytes");
+	reply_int(c, (long long)dataset);
+	reply_bulk_str(c, "dataset.percentage");
+	reply_double(c, net ? 100.0 * (double)dataset / (double)net : 0.0);
+	reply_bulk_str(c, "peak.percentage");
+	reply_double(c, peak ? 100.0 * (double)used / (double)peak : 0.0);
+	reply_bulk_str(c, "allocator.allocated");
+	reply_int(c, (long long)alloc);
+	reply_bulk_str(c, "allocator.active");
+	reply_int(c, (long long)active);
+	reply_bulk_str(c, "allocator.resident");
+	reply_int(c, (long long)resident);
+	reply_bulk_str(c, "allocator-fragmentation.ratio");
+	reply_double(c, alloc ? (double)active / (double)alloc : 0.0);
+	reply_bulk_str(c, "allocator-fragmentation.bytes");
+	reply_int(c, (long long)active - (long long)alloc);
+	reply_bulk_str(c, "allocator.rss-ratio");
+	reply_double(c, active ? (double)resident / (double)active : 0.0);
+	reply_bulk_str(c, "allocator.rss-bytes");
+	reply_int(c, (long long)resident - (long long)active);
+	reply_bulk_str(c, "rss-overhead.ratio");
+	reply_double(c, resident ? (double)rss / (double)resident : 0.0);
+	reply_bulk_str(c, "rss-overhead.bytes");
+	reply_int(c, (long long)rss - (long long)resident);
+	reply_bulk_str(c, "fragmentation");
+	reply_double(c, used ? (double)rss / (double)used : 0.0);
+	reply_bulk_str(c, "fragmentation.bytes");
+	reply_int(c, (long long)rss - (long long)used);
+}
+
+static void memory_sub(struct conn *c, int argc)
+{
+	const char *sub = ARGV(c, 1);
+	size_t sl = ARGL(c, 1);
+
+	if (util_strcaseeq(sub, sl, "usage")) {
+		memory_usage(c, argc);
+	} else if (util_strcaseeq(sub, sl, "stats")) {
+		memory_stats(c);
+	} else if (util_strcaseeq(sub, sl, "doctor")) {
+		const char *msg =
+		    evict_mem_allocated() < 5u * 1024 * 1024
+			? "Hi Sam, this instance is empty or is using very little memory, my "
+			  "issues detector can't be used in these conditions. Please, leave for "
+			  "your mission on Earth and fill it with some data. The new Sam and I "
+			  "will be back to our programming as soon as I finished rebooting."
+			: "Hi Sam, I can't find any memory issue in your instance. I can only "
+			  "account for what occurs on this base.";
+
+		reply_verbatim(c, msg, strlen(msg));
+	} else if (util_strcaseeq(sub, sl, "purge")) {
+#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
+		char name[64];
+
+		snprintf(name, sizeof(name), "arena.%u.purge", (unsigned)MALLCTL_ARENAS_ALL);
+		mallctl(name, NULL, NULL, NULL, 0);
+#endif
+		reply_ok(c);
+	} else if (util_strcaseeq(sub, sl, "malloc-stats")) {
+		const char *msg = "Stats not supported for the current allocator";
+
+		reply_verbatim(c, msg, strlen(msg));
+	} else {
+		static const char *const help[] = {
+		    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		    "DOCTOR",
+		    "    Return memory problems reports.",
+		    "MALLOC-STATS",
+		    "    Return internal statistics report from the memory allocator.",
+		    "PURGE",
+		    "    Attempt to purge dirty pages for reclamation by the allocator.",
+		    "STATS",
+		    "    Return information about the memory usage of the server.",
+		    "USAGE <key> [SAMPLES <count>]",
+		    "    Return memory in bytes used by <key> and its value. Nested values are",
+		    "    sampled up to <count> times (default: 5, 0 means sample all).",
+		    "HELP",
+		    "    Prints this help.",
+		    NULL};
+		reply_help(c, help);
+	}
+}
+
+#define RO CMD_READONLY
+static const struct cmd object_subs[] = {
+    {"encoding", object_sub, 3, RO, 2, 2, 1, "generic", "2.2.3",
+     "Returns the internal encoding of a Redis object.", NULL, 0, "@keyspace @read @slow",
+     "object|encoding"},
+    {"freq", object_sub, 3, RO, 2, 2, 1, "generic", "4.0.0",
+     "Returns the logarithmic access frequency counter of a Redis object.", NULL, 0,
+     "@keyspace @read @slow", "object|freq"},
+    {"idletime", object_sub, 3, RO, 2, 2, 1, "generic", "2.2.3",
+     "Returns the time since the last access to a Redis object.", NULL, 0,
+     "@keyspace @read @slow", "object|idletime"},
+    {"refcount", object_sub, 3, RO, 2, 2, 1, "generic", "2.2.3",
+     "Returns the reference count of a value of a key.", NULL, 0, "@keyspace @read @slow",
+     "object|refcount"},
+    {"help", object_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "generic", "6.2.0",
+     "Returns helpful text about the different subcommands.", NULL, 0, "@keyspace @slow",
+     "object|help"},
+};
+
+static const struct cmd memory_subs[] = {
+    {"doctor", memory_sub, 2, 0, 0, 0, 0, "server", "4.0.0", "Outputs a memory problems report.",
+     NULL, 0, "@slow", "memory|doctor"},
+    {"malloc-stats", memory_sub, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Returns the allocator statistics.", NULL, 0, "@slow", "memory|malloc-stats"},
+    {"purge", memory_sub, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Asks the allocator to release memory.", NULL, 0, "@slow", "memory|purge"},
+    {"stats", memory_sub, 2, 0, 0, 0, 0, "server", "4.0.0", "Returns details about memory usage.",
+     NULL, 0, "@slow", "memory|stats"},
+    {"usage", memory_sub, -3, RO, 2, 2, 1, "server", "4.0.0",
+     "Estimates the memory usage of a key.", NULL, 0, "@read @slow", "memory|usage"},
+    {"help", memory_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "4.0.0",
+     "Returns helpful text about the different subcommands.", NULL, 0, "@slow", "memory|help"},
+};
+#define NSUBS(a) ((int)(sizeof(a) / sizeof(a[0])))
+
+const struct cmd g_cache_cmds[] = {
+    {"object", NULL, -2, 0, 0, 0, 0, "generic", "2.2.3",
+     "A container for object introspection commands.", object_subs, NSUBS(object_subs), "@slow",
+     NULL},
+    {"memory", NULL, -2, 0, 0, 0, 0, "server", "4.0.0",
+     "A container for memory diagnostics commands.", memory_subs, NSUBS(memory_subs), "@slow",
+     NULL},
+};
+const int g_ncache_cmds = NSUBS(g_cache_cmds);

@@ -252,6 +252,9 @@ static void cmd_shutdown(struct conn *c, int argc)
 		return;
 	}
 	srv_log(LL_WARNING, "User requested shutdown...");
+	/* The save (persist_shutdown()) runs on the main thread once the workers
+	 * have stopped, so that no write lands after it. */
+	persist_set_shutdown_mode(nosave ? -1 : save ? 1 : 0);
 	/* As Redis: the client that asked gets no reply, its connection closes. */
 	c->flags |= CONN_CLOSE_ASAP;
 	net_request_shutdown();
@@ -683,6 +686,13 @@ static const struct cmd base_cmds[] = {
     {"shutdown", cmd_shutdown, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
      "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the server.",
      NULL, 0, "@admin @slow @dangerous", NULL},
+    {"save", persist_cmd_save, 1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "1.0.0",
+     "Synchronously saves the database(s) to disk.", NULL, 0, "@admin @slow @dangerous", NULL},
+    {"bgsave", persist_cmd_bgsave, -1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "1.0.0",
+     "Asynchronously saves the database(s) to disk.", NULL, 0, "@admin @slow @dangerous", NULL},
+    {"lastsave", persist_cmd_lastsave, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server",
+     "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", NULL, 0,
+     "@admin @fast @dangerous", NULL},
     {"client", NULL, -2, CMD_SENTINEL, 0, 0, 0, "connection", "2.4.0",
      "A container for client connection commands.", client_subs, NSUB(client_subs), "@slow", NULL},
     {"config", NULL, -2, 0, 0, 0, 0, "server", "2.0.0",
@@ -904,6 +914,12 @@ void cmd_dispatch(struct conn *c)
 	}
 	if (SRV_UNLIKELY(refuse_oom(c, k->flags)))
 		goto done;
+	/* stop-writes-on-bgsave-error: as Redis, PING is refused too */
+	if (SRV_UNLIKELY((k->flags & CMD_WRITE) || k->proc == cmd_ping) &&
+	    persist_writes_denied()) {
+		reply_err_code(c, ERR_MISCONF);
+		goto done;
+	}
 	k->proc(c, argc);
 done:
 	return;
@@ -1030,6 +1046,7 @@ static const struct docspec specs[] = {
     {"select", "index:integer"},
     {"info", "[section...]"},
     {"shutdown", "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]"},
+    {"bgsave", "[SCHEDULE]"},
     {"client|setname", "connection-name"},
     {"client|kill", "{ip:port|[ID client-id:integer] [TYPE type] [USER username] [ADDR ip:port] "
 		    "[LADDR ip:port] [SKIPME yes/no] [MAXAGE maxage:integer]}"},

@@ -24,7 +24,22 @@
 
 struct cfg g_cfg;
 
-enum cfg_type { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL, T_RENAME, T_COBL };
+enum cfg_type {
+	T_BOOL,
+	T_INT,
+	T_MEM,
+	T_STR,
+	T_ENUM,
+	T_BIND,
+	T_OCTAL,
+	T_RENAME,
+	T_COBL,
+	T_PERSIST /* save, dir, dbfilename: kept and checked by persist.c */
+};
+
+/* cfg_opt.mutable_: 0 start-up only, 1 CONFIG SET, 2 protected (CONFIG SET
+ * only with enable-protected-configs yes, or local from a local client) */
+#define CFG_PROTECTED 2
 
 struct cfg_opt {
 	const char *name;
@@ -40,10 +55,10 @@ static const char *const loglevels[] = {"debug", "verbose", "notice", "warning",
 const char *const evict_policy_names[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
 					  "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
 					  "allkeys-random", "noeviction",   NULL};
+static const char *const protected_modes[] = {"no", "yes", "local", NULL};
 
 static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* mutable string options */
 static int threads_cfg;
-static char *save_str;	   /* accepted for compatibility; no persistence yet */
 static int appendonly_cfg; /* accepted for compatibility; only "no" */
 static char *unixsocket_str;
 static char *requirepass_str; /* under str_lock once workers run */
@@ -70,7 +85,16 @@ static const struct cfg_opt opts[] = {
 	LLONG_MAX, NULL),
     OPT("hz", T_INT, 1, &g_cfg.hz, 0, INT_MAX, NULL), /* clamped to 1..500, as Redis */
     OPT("tcp-backlog", T_INT, 0, &g_cfg.tcp_backlog, 0, INT_MAX, NULL),
-    OPT("save", T_STR, 1, &save_str, 0, 0, NULL),
+    OPT("save", T_PERSIST, 1, NULL, 0, 0, NULL),
+    OPT("dir", T_PERSIST, CFG_PROTECTED, NULL, 0, 0, NULL),
+    OPT("dbfilename", T_PERSIST, CFG_PROTECTED, NULL, 0, 0, NULL),
+    OPT("rdbcompression", T_BOOL, 1, &g_cfg.rdbcompression, 0, 1, NULL),
+    OPT("rdbchecksum", T_BOOL, 0, &g_cfg.rdbchecksum, 0, 1, NULL),
+    OPT("stop-writes-on-bgsave-error", T_BOOL, 1, &g_cfg.stop_writes_on_bgsave_error, 0, 1,
+	NULL),
+    OPT("rdb-skip-unsupported-types", T_BOOL, 1, &g_cfg.rdb_skip_unsupported, 0, 1, NULL),
+    OPT("enable-protected-configs", T_ENUM, 0, &g_cfg.enable_protected_configs, 0, 0,
+	protected_modes),
     OPT("appendonly", T_BOOL, 1, &appendonly_cfg, 0, 1, NULL),
     OPT("client-output-buffer-pause", T_MEM, 1, &g_cfg.client_output_buffer_soft, 16 * 1024,
 	LLONG_MAX, NULL),
@@ -203,6 +227,13 @@ void cfg_defaults(void)
 	atomic_store(&g_cfg.lfu_log_factor, 10);
 	atomic_store(&g_cfg.lfu_decay_time, 1);
 	atomic_store(&g_cfg.rcu_callback_limit, 100000);
+	atomic_store(&g_cfg.rdbcompression, 1);
+	atomic_store(&g_cfg.rdbchecksum, 1);
+	atomic_store(&g_cfg.stop_writes_on_bgsave_error, 1);
+	atomic_store(&g_cfg.rdb_skip_unsupported, 0);
+	atomic_store(&g_cfg.enable_protected_configs, 0);
+	if (persist_cfg_defaults)
+		persist_cfg_defaults();
 }
 
 int cfg_password_required(void)
@@ -342,6 +373,9 @@ static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *e
 	}
 	if (o->type == T_COBL)
 		return cobl_apply(argc, argv, 1);
+	if (o->type == T_PERSIST)
+		return persist_cfg_set ? persist_cfg_set(o->name, argc, argv, 1, 1)
+				       : "persistence is not linked into this program";
 	if (o->type != T_BIND && argc != 1)
 		return "wrong number of arguments";
 	switch (o->type) {
@@ -523,6 +557,11 @@ static void opt_value(const struct cfg_opt *o, char *buf, size_t len)
 	case T_RENAME:
 		buf[0] = '\0';
 		break;
+	case T_PERSIST:
+		buf[0] = '\0';
+		if (persist_cfg_get)
+			persist_cfg_get(o->name, buf, len);
+		break;
 	case T_COBL:
 		pthread_mutex_lock(&str_lock);
 		snprintf(buf, len, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
@@ -585,6 +624,17 @@ static void cfg_applied(const struct cfg_opt *o)
 		evict_rcu_limit_set();
 }
 
+/* enable-protected-configs: yes, or local and the client is on this host. */
+static int protected_allowed(const struct conn *c)
+{
+	long long mode = atomic_load_explicit(&g_cfg.enable_protected_configs, memory_order_relaxed);
+
+	if (mode == 1)
+		return 1;
+	return mode == 2 && ((c->flags & CONN_UNIX) || !strncmp(c->addr, "127.", 4) ||
+			     !strncmp(c->addr, "::1", 3));
+}
+
 void cfg_cmd_set(struct conn *c, int argc)
 {
 	const struct cfg_opt *found[64];
@@ -622,6 +672,13 @@ void cfg_cmd_set(struct conn *c, int argc)
 				     o->name);
 			return;
 		}
+		if (o->mutable_ == CFG_PROTECTED && !protected_allowed(c)) {
+			reply_errorf(c,
+				     "CONFIG SET failed (possibly related to argument '%s') - "
+				     "can't set protected config",
+				     o->name);
+			return;
+		}
 		found[nfound++] = o;
 	}
 	/* Parse every value first: all or nothing, as Redis 7. */
@@ -631,9 +688,15 @@ void cfg_cmd_set(struct conn *c, int argc)
 		const struct cfg_opt *o = found[k];
 		const char *err = NULL;
 
-		if (o->type == T_COBL)
+		if (o->type == T_COBL) {
 			err = cobl_set(ARGV(c, 2 + 2 * k + 1), 0);
-		else if (o->type != T_STR)
+		} else if (o->type == T_PERSIST) {
+			char *v = xmemdup(ARGV(c, 2 + 2 * k + 1), ARGL(c, 2 + 2 * k + 1));
+
+			err = persist_cfg_set ? persist_cfg_set(o->name, 1, &v, 0, 0)
+					      : "persistence is not linked into this program";
+			free(v);
+		} else if (o->type != T_STR)
 			err = parse_value(o, ARGV(c, 2 + 2 * k + 1), &vals[k], errbuf,
 					  sizeof(errbuf));
 		if (err) {
@@ -648,6 +711,11 @@ void cfg_cmd_set(struct conn *c, int argc)
 
 		if (o->type == T_COBL) {
 			cobl_set(ARGV(c, 2 + 2 * k + 1), 1);
+		} else if (o->type == T_PERSIST) {
+			char *v = xmemdup(ARGV(c, 2 + 2 * k + 1), ARGL(c, 2 + 2 * k + 1));
+
+			persist_cfg_set(o->name, 1, &v, 0, 1);
+			free(v);
 		} else if (o->type == T_STR) {
 			/* string options are read by CONFIG GET and AUTH on other
 			 * threads, so they change under str_lock.  requirepass
@@ -672,8 +740,8 @@ void cfg_cmd_set(struct conn *c, int argc)
 
 void cfg_free_extra(void)
 {
-	free(save_str);
-	save_str = NULL;
+	if (persist_fini)
+		persist_fini();
 	free(unixsocket_str);
 	unixsocket_str = NULL;
 	free(requirepass_str);

@@ -251,6 +251,8 @@ static void set_generic(struct conn *c, int kidx, int vidx, unsigned flags, long
 		reply_ht_err(c, rc);
 		return;
 	}
+	if (rc == 0)
+		SRV_DIRTY(c, 1);
 	if (flags & SET_GET) {
 		if (old)
 			reply_entry_val(c, old);
@@ -304,10 +306,12 @@ static void setex_generic(struct conn *c, int seconds, const char *name)
 	{
 		int rc = ht_set(db, K(1), K(3), t, 0, NULL);
 
-		if (rc < 0)
+		if (rc < 0) {
 			reply_ht_err(c, rc);
-		else
+		} else {
+			SRV_DIRTY(c, 1);
 			reply_ok(c);
+		}
 	}
 }
 
@@ -377,6 +381,8 @@ static void cmd_getdel(struct conn *c, int argc)
 	rc = ht_rmw(db, K(1), getx_fn, &a);
 	if (rc < 0)
 		reply_ht_err(c, rc);
+	else if (rc == HT_RMW_STORE || rc == HT_RMW_DELETE)
+		SRV_DIRTY(c, 1);
 }
 
 static void cmd_getex(struct conn *c, int argc)
@@ -393,6 +399,8 @@ static void cmd_getex(struct conn *c, int argc)
 	rc = ht_rmw(db, K(1), getx_fn, &a);
 	if (rc < 0)
 		reply_ht_err(c, rc);
+	else if (rc == HT_RMW_STORE || rc == HT_RMW_DELETE)
+		SRV_DIRTY(c, 1);
 }
 
 static void cmd_mget(struct conn *c, int argc)
@@ -484,6 +492,8 @@ static void mset_generic(struct conn *c, int argc, int nx)
 		reply_ht_err(c, rc);
 		return;
 	}
+	if (a.stored)
+		SRV_DIRTY(c, n);
 	if (nx)
 		reply_int(c, a.stored);
 	else
@@ -546,6 +556,8 @@ static void rename_generic(struct conn *c, int nx)
 		return;
 	}
 	rc = run_txn(c, 2, idx, move_fn, &a);
+	if (rc >= 0 && a.result > 0)
+		SRV_DIRTY(c, 1);
 	if (rc < 0)
 		reply_ht_err(c, rc);
 	else if (a.result < 0)
@@ -604,6 +616,8 @@ static void cmd_copy(struct conn *c, int argc)
 		return;
 	}
 	rc = run_txn(c, 2, idx, move_fn, &a);
+	if (rc >= 0 && a.result > 0)
+		SRV_DIRTY(c, 1);
 	if (rc < 0)
 		reply_ht_err(c, rc);
 	else
@@ -618,6 +632,7 @@ static void cmd_del(struct conn *c, int argc)
 
 	for (int j = 1; j < argc; j++)
 		n += ht_del(db, K(j)) == 0;
+	SRV_DIRTY(c, n);
 	reply_int(c, n);
 }
 
@@ -713,10 +728,12 @@ static void incr_generic(struct conn *c, long long by)
 	struct incr_arg a = {by, 0, 0, 0};
 	int rc = ht_rmw(db, K(1), incr_fn, &a);
 
-	if (rc < 0)
+	if (rc < 0) {
 		reply_rmw_err(c, rc);
-	else
+	} else {
+		SRV_DIRTY(c, 1);
 		reply_int(c, a.result);
+	}
 }
 
 static void cmd_incr(struct conn *c, int argc)
@@ -787,10 +804,12 @@ static void cmd_incrbyfloat(struct conn *c, int argc)
 		return;
 	}
 	rc = ht_rmw(db, K(1), incrfloat_fn, &a);
-	if (rc < 0)
+	if (rc < 0) {
 		reply_rmw_err(c, rc);
-	else
+	} else {
+		SRV_DIRTY(c, 1);
 		reply_long_double_bulk(c, a.fresult);
+	}
 }
 
 /* ------------------------------------------------- APPEND, SETRANGE ... */
@@ -851,6 +870,8 @@ static void cmd_append(struct conn *c, int argc)
 
 	(void)argc;
 	rc = ht_rmw(db, K(1), append_fn, &a);
+	if (rc == HT_RMW_STORE)
+		SRV_DIRTY(c, 1);
 	if (rc < 0)
 		reply_rmw_err(c, rc);
 	else
@@ -870,6 +891,8 @@ static void cmd_setrange(struct conn *c, int argc)
 		return;
 	}
 	rc = ht_rmw(db, K(1), append_fn, &a);
+	if (rc == HT_RMW_STORE)
+		SRV_DIRTY(c, 1);
 	if (rc < 0)
 		reply_rmw_err(c, rc);
 	else
@@ -999,12 +1022,15 @@ static void expire_generic(struct conn *c, int argc, long long basetime, int sec
 			reply_ht_err(c, rc);
 		else
 			reply_int(c, a.result);
+		SRV_DIRTY(c, rc >= 0 && a.result > 0);
 		return;
 	}
 	rc = ht_expire_set(
 	    db, K(1), when,
 	    ((flags & EXP_NX) ? HT_EXPIRE_NX : 0) | ((flags & EXP_XX) ? HT_EXPIRE_XX : 0) |
 		((flags & EXP_GT) ? HT_EXPIRE_GT : 0) | ((flags & EXP_LT) ? HT_EXPIRE_LT : 0));
+	if (rc > 0)
+		SRV_DIRTY(c, 1);
 	if (rc == -ENOENT)
 		reply_int(c, 0);
 	else if (rc < 0)
@@ -1088,6 +1114,8 @@ static void cmd_persist(struct conn *c, int argc)
 
 	(void)argc;
 	rc = ht_expire_clear(db, K(1));
+	if (rc > 0)
+		SRV_DIRTY(c, 1);
 	if (rc == -ENOENT)
 		reply_int(c, 0);
 	else if (rc < 0)
@@ -1248,6 +1276,7 @@ static void cmd_dbsize(struct conn *c, int argc)
 
 static void cmd_flush(struct conn *c, int argc)
 {
+	size_t removed;
 	int rc;
 
 	if (argc > 2 ||
@@ -1255,11 +1284,14 @@ static void cmd_flush(struct conn *c, int argc)
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
+	removed = ht_count(db);
 	rc = ht_flush(db);
-	if (rc < 0)
+	if (rc < 0) {
 		reply_ht_err(c, rc);
-	else
+	} else {
+		SRV_DIRTY(c, removed);
 		reply_ok(c);
+	}
 }
 
 /* --------------------------------------------------------- active expiry */

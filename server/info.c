@@ -232,14 +232,10 @@ void cmd_info(struct conn *c, int argc)
 		sections++;
 	}
 	if (want("persistence", argc, c, 1)) {
-		sb_printf(&s,
-			  "%s# "
-			  "Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_"
-			  "save:0\r\n"
-			  "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\n"
-			  "rdb_last_bgsave_status:ok\r\nrdb_saves:0\r\naof_enabled:0\r\n"
-			  "aof_rewrite_in_progress:0\r\naof_last_write_status:ok\r\n",
-			  sections ? "\r\n" : "", g_srv.start_ms / 1000);
+		char pbuf[2048];
+
+		persist_info(pbuf, sizeof(pbuf));
+		sb_printf(&s, "%s# Persistence\r\n%s", sections ? "\r\n" : "", pbuf);
 		sections++;
 	}
 	if (want("stats", argc, c, 1)) {

@@ -198,6 +198,7 @@ static void adjust_open_files_limit(void)
 
 int main(int argc, char **argv)
 {
+	int exit_status;
 	ssize_t n;
 
 	if (argc == 2 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
@@ -246,6 +247,8 @@ int main(int argc, char **argv)
 	rcu_register_thread();
 	db_init();
 	evict_init();
+	persist_init();
+	persist_load();
 	cmd_init();
 	g_srv.base = event_base_new();
 	if (!g_srv.base)
@@ -283,12 +286,16 @@ int main(int argc, char **argv)
 			cron_due = 0;
 			db_active_expire_cycle();
 			evict_cron();
+			persist_cron();
 			info_sample_ops();
 			arm_cron();
 		}
 	}
 
 	net_stop();
+	/* save points or SHUTDOWN SAVE: the final snapshot, with every writer
+	 * stopped; a failure leaves the old dump and makes the exit status 1 */
+	exit_status = persist_shutdown() < 0;
 	srv_log(LL_NOTICE, "Closed all clients; freeing the keyspace");
 	evict_fini();
 	db_fini();
@@ -315,5 +322,5 @@ int main(int argc, char **argv)
 	srv_log(LL_WARNING, "rcukv is now ready to exit, bye bye...");
 	free_config();
 	rcu_unregister_thread();
-	return 0;
+	return exit_status;
 }

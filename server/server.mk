@@ -5,7 +5,7 @@ $(call need_pc,libevent)
 $(call need_pc,openssl)
 
 SERVER_SRCS := server/main.c server/config.c server/log.c server/util.c server/resp.c \
-               server/net.c server/cmd.c server/info.c server/tls.c
+               server/net.c server/cmd.c server/info.c server/tls.c server/persist.c
 ifneq ($(filter %libht_qsbr.a,$(ALL_BINS) $(HT_QSBR_LIB)),)
   SERVER_SRCS += server/db.c server/evict.c
   SERVER_HT_LIB := $(B)/libht_qsbr.a
@@ -17,9 +17,11 @@ SERVER_OBJS := $(SERVER_SRCS:%.c=$(B)/%.o)
 
 $(SERVER_OBJS): CFLAGS += $(call pc,--cflags,libevent) $(call pc,--cflags,openssl) -DSRV_JEMALLOC=$(USE_JEMALLOC)
 
-$(B)/rcukv-server: $(SERVER_OBJS) $(SERVER_HT_LIB) $(RCU_LIB)
-	$(CC) $(LDFLAGS) -o $@ $(SERVER_OBJS) $(SERVER_HT_LIB) $(RCU_LIB) \
-		$(call pc,--libs,libevent) $(call pc,--libs,openssl) $(JEMALLOC_LIBS) -lm
+# server/rdb.mk (read after this file) builds $(B)/server/rdb.o and names liblzf.
+$(B)/rcukv-server: $(SERVER_OBJS) $(B)/server/rdb.o $(SERVER_HT_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(SERVER_OBJS) $(B)/server/rdb.o $(SERVER_HT_LIB) $(RCU_LIB) \
+		$(call pc,--libs,libevent) $(call pc,--libs,openssl) $(call pc,--libs,liblzf) \
+		$(JEMALLOC_LIBS) -lm
 
 ALL_BINS += $(B)/rcukv-server
 

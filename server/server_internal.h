@@ -116,6 +116,10 @@ struct cfg {
 	_Atomic long long lfu_log_factor;     /* LFU counter's logarithm factor */
 	_Atomic long long lfu_decay_time;     /* minutes per counter decrement, 0 = never */
 	_Atomic long long rcu_callback_limit; /* pending call_rcu() per thread, 0 = unbounded */
+	/* persistence (persist.c owns save points, dir and dbfilename) */
+	_Atomic long long rdbcompression, rdbchecksum, stop_writes_on_bgsave_error;
+	_Atomic long long rdb_skip_unsupported; /* rdb-skip-unsupported-types */
+	_Atomic long long enable_protected_configs; /* 0 no, 1 yes, 2 local */
 };
 
 /* tls.c: linked into rcukv-server only; weak here so that other programs
@@ -226,6 +230,7 @@ struct wstats {
 	_Atomic unsigned long long expired_keys;
 	_Atomic unsigned long long net_in, net_out;
 	_Atomic unsigned long long errors;
+	_Atomic unsigned long long dirty; /* keys written (Redis's dirty counter), persist.c */
 };
 #define STAT_ADD(field, n)                                                                         \
 	atomic_store_explicit(&(field),                                                            \
@@ -370,6 +375,39 @@ size_t db_entry_bytes(void);
 void db_active_expire_cycle(void);
 extern struct cmd g_key_cmds[];
 extern int g_nkey_cmds;
+
+/* Count @n keys written by the running command (Redis's server.dirty). */
+#define SRV_DIRTY(c, n) STAT_ADD((c)->w->st.dirty, (unsigned long long)(n))
+
+/* persistence (persist.c): RDB snapshots, see the comment at its top.
+ * The config hooks are weak, as tls.c's: programs that link config.c without
+ * the keyspace (tests/fuzz fuzz_resp) need neither persist.c nor rdb.c;
+ * config.c checks them against NULL. */
+void persist_init(void);
+__attribute__((weak)) void persist_cfg_defaults(void);
+/* CONFIG/config file: "save", "dir", "dbfilename".  Return NULL or the
+ * reason; @apply 0 only validates. */
+__attribute__((weak)) const char *persist_cfg_set(const char *name, int argc, char **argv,
+						  int from_file, int apply);
+__attribute__((weak)) void persist_cfg_get(const char *name, char *buf, size_t len);
+__attribute__((weak)) void persist_fini(void);
+void persist_load(void); /* start-up, main thread; exits 1 on a bad dump */
+void persist_cron(void); /* main thread */
+void persist_info(char *buf, size_t len);
+/* SHUTDOWN [NOSAVE|SAVE]: -1 never save, 0 save if save points are set, 1 always */
+void persist_set_shutdown_mode(int mode);
+int persist_shutdown(void); /* main thread, after net_stop(); 0 or -errno */
+/* 1 if write commands (and PING) must answer MISCONF */
+int persist_writes_denied(void);
+void persist_cmd_save(struct conn *c, int argc);
+void persist_cmd_bgsave(struct conn *c, int argc);
+void persist_cmd_lastsave(struct conn *c, int argc);
+#define ERR_MISCONF                                                                                \
+	"-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "      \
+	"persist to disk. Commands that may modify the data set are disabled, because this "     \
+	"instance is configured to report errors during writes if RDB snapshotting fails "       \
+	"(stop-writes-on-bgsave-error option). Please check the Redis logs for details about "   \
+	"the RDB error."
 
 /* INFO */
 void cmd_info(struct conn *c, int argc);

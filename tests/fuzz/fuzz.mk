@@ -21,7 +21,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_COV := -fsanitize=fuzzer-no-link
 FUZZ_CFLAGS_BASE := -std=c11 -O1 -g -D_GNU_SOURCE -pthread -MMD -MP -I. \
-		    -DSRV_JEMALLOC=0 $(call pc,--cflags,libevent)
+		    -DSRV_JEMALLOC=0 $(call pc,--cflags,libevent) $(call pc,--cflags,liblzf)
 # Other people's sources: their warnings are checked by gcc in the normal
 # build; clang's extra ones must not break the fuzz build.
 FUZZ_CFLAGS_EXT := $(FUZZ_CFLAGS_BASE) -w
@@ -30,7 +30,7 @@ FUZZ_CFLAGS_OWN := $(FUZZ_CFLAGS_BASE) $(WARN) $(call pc,--cflags,hiredis)
 
 FUZZ_RCU_OBJS := $(RCU_SRCS:%.c=$(FUZZ_B)/obj/%.o)
 FUZZ_HT_OBJS := $(FUZZ_B)/obj/hashtable/ht_qsbr.o
-FUZZ_SRV_NAMES := config log util resp net cmd info db evict
+FUZZ_SRV_NAMES := config log util resp net cmd info db evict persist rdb
 FUZZ_SRV_OBJS := $(FUZZ_SRV_NAMES:%=$(FUZZ_B)/obj/server/%.o)
 # fuzz_resp needs the parser and what it calls, net.c for the globals (g_srv,
 # g_clients); cmd_dispatch() is the harness's own.
@@ -58,7 +58,7 @@ $(FUZZ_B)/fuzz_resp: $(FUZZ_B)/obj/tests/fuzz/fuzz_resp.o $(FUZZ_B)/obj/tests/fu
 $(FUZZ_B)/fuzz_cmd: $(FUZZ_B)/obj/tests/fuzz/fuzz_cmd.o $(FUZZ_B)/obj/tests/fuzz/fuzz_common.o \
 		    $(FUZZ_SRV_OBJS) $(FUZZ_HT_OBJS) $(FUZZ_RCU_OBJS)
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -pthread -Wl,--wrap=cmd_dispatch -o $@ $^ \
-		$(call pc,--libs,hiredis libevent) -lm
+		$(call pc,--libs,hiredis libevent liblzf) -lm
 
 FUZZ_BINS := $(FUZZ_B)/fuzz_resp $(FUZZ_B)/fuzz_cmd
 FUZZ_HARNESSES := fuzz_resp fuzz_cmd

@@ -1,0 +1,864 @@
+/*
+ * persist.c - RDB snapshots of the keyspace (issue 8): SAVE, BGSAVE,
+ * LASTSAVE, `save <seconds> <changes>` points run by the cron, save on
+ * shutdown, loading the dump at start-up, stop-writes-on-bgsave-error and the
+ * INFO persistence fields.  The file format is server/rdb.c's; the
+ * point-in-time walk is ht_snapshot() (hashtable/ht.h).
+ *
+ * No fork.  A save is one ht_snapshot() of the table: BGSAVE runs it on a
+ * thread of its own (registered QSBR reader, offline except inside
+ * ht_snapshot(), which keeps the flavor's grace periods going while the
+ * callback sleeps on write(2)); SAVE and the shutdown save run it on the
+ * calling thread.  At most one save runs at a time (P.saving); SAVE and
+ * BGSAVE refuse while one runs, BGSAVE SCHEDULE queues one for the cron.
+ *
+ * Crash safety: the dump is written to "<dir>/temp-<pid>.rdb", fsynced,
+ * renamed over "<dir>/<dbfilename>", and the directory is fsynced.  Any error
+ * (ENOSPC, EFBIG, EACCES, EIO) unlinks the temporary file: the old dump stays.
+ * SIGXFSZ is ignored so a file size limit gives EFBIG, not death.
+ *
+ * The dirty counter ("rdb_changes_since_last_save") is the sum of the
+ * per-worker counters wstats.dirty (SRV_DIRTY() in db.c, counted as Redis
+ * 7.0 counts: one per key written) minus the sum read at the moment of the
+ * last successful snapshot (the `begun` callback of ht_snapshot()).
+ *
+ * Locking: p_lock protects struct pstate (P) and the save-point list; it is
+ * taken for short sections only, never across disk I/O or a table walk, and
+ * nests inside nothing (config.c's str_lock is never held when calling in).
+ * bg_done, bg_abort, keys_processed and keys_total are atomics read without
+ * the lock (see each).
+ *
+ * Tested by tests/server/test_persist.c (round trips through rcukv and
+ * redis-server, the sweep test, MSET atomicity, kill -9, corruption, disk
+ * full, MISCONF, save points, shutdown saves).
+ */
+#define RCU_FLAVOR_QSBR
+#include "hashtable/ht.h"
+#include "rcu/rcu.h"
+#include "server/rdb.h"
+#include "server/server_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Redis's CONFIG_BGSAVE_RETRY_DELAY: after a failed BGSAVE the save points
+ * start another only this many seconds later. */
+#define BGSAVE_RETRY_DELAY 5
+
+struct save_point {
+	long long seconds;
+	long long changes;
+};
+
+/* Everything under p_lock. */
+static pthread_mutex_t p_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pstate {
+	struct save_point *pts; /* save points, in the order given */
+	int npts;
+	int file_points_seen; /* a `save` line of the config file reset the list */
+	char *dir;	      /* absolute path */
+	char *dbfilename;     /* no '/' */
+	int saving;	      /* a SAVE, BGSAVE or shutdown save is running */
+	int bg_running;	      /* the BGSAVE thread exists and is not joined */
+	int bg_scheduled;     /* BGSAVE SCHEDULE: start one when none runs */
+	pthread_t bg_thread;
+	long long bg_start_ms;	  /* start of the running BGSAVE */
+	long long bg_last_try;	  /* Unix s of the last BGSAVE start */
+	int bg_last_ok;		  /* rdb_last_bgsave_status */
+	long long bg_last_secs;	  /* rdb_last_bgsave_time_sec, -1 none yet */
+	long long last_save;	  /* LASTSAVE: Unix s of the last successful save */
+	long long dirty_saved;	  /* dirty_total() at the last saved snapshot */
+	unsigned long long saves; /* rdb_saves */
+	unsigned long long load_loaded, load_expired;
+	int shutdown_mode; /* -1 NOSAVE, 0 as configured, 1 SAVE */
+} P = {.bg_last_ok = 1, .bg_last_secs = -1};
+
+/* Set by the BGSAVE thread as its last action (release; the cron's acquire
+ * load pairs with it before pthread_join()). */
+static _Atomic int bg_done;
+/* Set by the shutdown path: a running walk stops at its next key. */
+static _Atomic int bg_abort;
+/* INFO current_save_keys_processed / _total: written by the saving thread,
+ * read by INFO, relaxed (statistics). */
+static _Atomic unsigned long long keys_processed, keys_total;
+/* MISCONF state, recomputed under p_lock and read lock-free by every write
+ * command (relaxed: a command racing a change may see either answer). */
+static _Atomic int writes_denied;
+
+static long long dirty_total(void)
+{
+	return (long long)STATS_TOTAL(dirty);
+}
+
+static long long unix_now(void)
+{
+	return (long long)time(NULL);
+}
+
+/* p_lock held. */
+static void update_writes_denied(void)
+{
+	int deny = !P.bg_last_ok && P.npts > 0 &&
+		   atomic_load_explicit(&g_cfg.stop_writes_on_bgsave_error, memory_order_relaxed);
+
+	atomic_store_explicit(&writes_denied, deny, memory_order_relaxed);
+}
+
+int persist_writes_denied(void)
+{
+	if (SRV_LIKELY(!atomic_load_explicit(&writes_denied, memory_order_relaxed)))
+		return 0;
+	/* stop-writes-on-bgsave-error may have been switched off since */
+	return (int)atomic_load_explicit(&g_cfg.stop_writes_on_bgsave_error, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------- config */
+
+/* Split @s on single spaces as Redis splits a multi-argument CONFIG SET
+ * value.  Returns the word count; *words is one allocation to free. */
+static int split_spaces(const char *s, char ***words)
+{
+	size_t n = strlen(s);
+	int cnt = n ? 1 : 0;
+	char **w, *copy;
+	int i = 0;
+
+	for (size_t k = 0; k < n; k++)
+		cnt += s[k] == ' ';
+	w = xmalloc(sizeof(*w) * (size_t)(cnt + 1) + n + 1);
+	copy = (char *)(w + cnt + 1);
+	memcpy(copy, s, n + 1);
+	if (n) {
+		w[i++] = copy;
+		for (char *p = copy; *p; p++) {
+			if (*p == ' ') {
+				*p = '\0';
+				w[i++] = p + 1;
+			}
+		}
+	}
+	w[i] = NULL;
+	*words = w;
+	return cnt;
+}
+
+/* Redis 7.0's rules: "" alone clears; pairs of seconds >= 1, changes >= 0,
+ * strtoll syntax.  In the config file the first `save` line replaces the
+ * default and later ones append; CONFIG SET replaces. */
+static const char *save_points_set(int argc, char **argv, int from_file, int apply)
+{
+	struct save_point *pts;
+	int clear = 0;
+
+	if (argc == 1 && argv[0][0] == '\0') {
+		clear = 1;
+		argc = 0;
+	}
+	if (argc & 1)
+		return "Invalid save parameters";
+	for (int j = 0; j < argc; j++) {
+		char *end;
+		long long v;
+
+		errno = 0;
+		v = strtoll(argv[j], &end, 10);
+		if (*end != '\0' || ((j & 1) == 0 && v < 1) || ((j & 1) == 1 && v < 0))
+			return "Invalid save parameters";
+	}
+	if (!apply)
+		return NULL;
+	pthread_mutex_lock(&p_lock);
+	if (!from_file || !P.file_points_seen || clear) {
+		P.npts = 0;
+		P.file_points_seen = from_file;
+	}
+	pts = xrealloc(P.pts, sizeof(*pts) * (size_t)(P.npts + argc / 2 + 1));
+	for (int j = 0; j < argc; j += 2) {
+		pts[P.npts].seconds = strtoll(argv[j], NULL, 10);
+		pts[P.npts].changes = strtoll(argv[j + 1], NULL, 10);
+		P.npts++;
+	}
+	P.pts = pts;
+	update_writes_denied();
+	pthread_mutex_unlock(&p_lock);
+	return NULL;
+}
+
+static const char *dir_set(const char *path, int apply)
+{
+	struct stat sb;
+	char *abs;
+
+	if (stat(path, &sb) < 0)
+		return strerror(errno);
+	if (!S_ISDIR(sb.st_mode))
+		return strerror(ENOTDIR);
+	if (!apply)
+		return NULL;
+	abs = realpath(path, NULL);
+	if (!abs)
+		return strerror(errno);
+	pthread_mutex_lock(&p_lock);
+	free(P.dir);
+	P.dir = abs;
+	pthread_mutex_unlock(&p_lock);
+	return NULL;
+}
+
+static const char *dbfilename_set(const char *name, int apply)
+{
+	if (strchr(name, '/'))
+		return "dbfilename can't be a path, just a filename";
+	if (!name[0])
+		return "dbfilename can't be empty";
+	if (!apply)
+		return NULL;
+	pthread_mutex_lock(&p_lock);
+	free(P.dbfilename);
+	P.dbfilename = xstrdup(name);
+	pthread_mutex_unlock(&p_lock);
+	return NULL;
+}
+
+const char *persist_cfg_set(const char *name, int argc, char **argv, int from_file, int apply)
+{
+	if (!strcmp(name, "save")) {
+		/* CONFIG SET gives one value to split; so may --save "900 1" */
+		if (argc == 1 && (!from_file || strchr(argv[0], ' '))) {
+			char **w;
+			int n = split_spaces(argv[0], &w);
+			const char *err;
+
+			err = save_points_set(n == 0 ? 1 : n, n == 0 ? (char *[]){""} : w,
+					      from_file, apply);
+			free(w);
+			return err;
+		}
+		return save_points_set(argc, argv, from_file, apply);
+	}
+	if (argc != 1)
+		return "wrong number of arguments";
+	if (!strcmp(name, "dir"))
+		return dir_set(argv[0], apply);
+	if (!strcmp(name, "dbfilename"))
+		return dbfilename_set(argv[0], apply);
+	return "unknown option";
+}
+
+void persist_cfg_get(const char *name, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	pthread_mutex_lock(&p_lock);
+	if (!strcmp(name, "save")) {
+		for (int i = 0; i < P.npts && n < len; i++)
+			n += (size_t)snprintf(buf + n, len - n, "%s%lld %lld", i ? " " : "",
+					      P.pts[i].seconds, P.pts[i].changes);
+	} else if (!strcmp(name, "dir")) {
+		snprintf(buf, len, "%s", P.dir ? P.dir : "");
+	} else if (!strcmp(name, "dbfilename")) {
+		snprintf(buf, len, "%s", P.dbfilename ? P.dbfilename : "");
+	}
+	pthread_mutex_unlock(&p_lock);
+}
+
+void persist_cfg_defaults(void)
+{
+	char cwd[PATH_MAX];
+
+	pthread_mutex_lock(&p_lock);
+	free(P.pts);
+	P.pts = NULL;
+	P.npts = 0;
+	P.file_points_seen = 0;
+	free(P.dir);
+	P.dir = xstrdup(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+	free(P.dbfilename);
+	P.dbfilename = xstrdup("dump.rdb");
+	P.last_save = unix_now();
+	pthread_mutex_unlock(&p_lock);
+}
+
+/* ------------------------------------------------------------- saving */
+
+struct save_ctx {
+	struct ht *ht;
+	struct rdb_writer *w;
+	long long dirty_at; /* dirty_total() at the snapshot's moment */
+	uint64_t keys;
+	int header_done;
+	int err; /* first error of the writer, as -errno */
+};
+
+/* ht_snapshot()'s linearization point: writers are held off.  Reads the
+ * per-worker counters only (no lock, no table access). */
+static void save_begun(void *arg)
+{
+	struct save_ctx *s = arg;
+
+	s->dirty_at = dirty_total();
+}
+
+static int save_one(const struct ht_entry *e, void *arg)
+{
+	struct save_ctx *s = arg;
+	int64_t x = ht_entry_expire(e);
+	int r;
+
+	if (atomic_load_explicit(&bg_abort, memory_order_relaxed))
+		return -ECANCELED;
+	if (!s->header_done) {
+		/* RESIZEDB is a hint; Redis writes no SELECTDB for an empty db */
+		r = rdb_write_db_header(s->w, 0, ht_count(s->ht), ht_count_expires(s->ht));
+		if (r < 0)
+			return s->err = r;
+		s->header_done = 1;
+	}
+	r = rdb_write_string_kv(s->w, ht_entry_key(e), ht_entry_klen(e), ht_entry_val(e),
+				ht_entry_vlen(e), x == HT_NO_EXPIRE ? -1 : x);
+	if (r < 0)
+		return s->err = r;
+	s->keys++;
+	atomic_store_explicit(&keys_processed, s->keys, memory_order_relaxed);
+	return 0;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0 && errno != EINVAL)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/*
+ * One whole save: snapshot -> temp file -> fsync -> rename -> fsync dir.
+ * Context: a registered QSBR thread, offline (so that blocking in write,
+ * fsync and rename delays no grace period; ht_snapshot() manages its own
+ * read-side needs).  Blocks for the whole save.
+ * Return: 0 (with *dirty_at and *nkeys filled) or -errno; logged either way.
+ */
+static int save_now(long long *dirty_at, uint64_t *nkeys)
+{
+	char dir[PATH_MAX], final[PATH_MAX + 256], tmp[PATH_MAX + 64];
+	struct rdb_opts o = {0};
+	struct save_ctx s = {0};
+	int fd, r;
+
+	pthread_mutex_lock(&p_lock);
+	snprintf(dir, sizeof(dir), "%s", P.dir);
+	snprintf(final, sizeof(final), "%s/%s", P.dir, P.dbfilename);
+	pthread_mutex_unlock(&p_lock);
+	snprintf(tmp, sizeof(tmp), "%s/temp-%d.rdb", dir, (int)getpid());
+	o.compress = atomic_load_explicit(&g_cfg.rdbcompression, memory_order_relaxed);
+	o.checksum = atomic_load_explicit(&g_cfg.rdbchecksum, memory_order_relaxed);
+	o.used_mem = (int64_t)db_entry_bytes();
+	s.ht = db_table();
+	atomic_store_explicit(&keys_processed, 0, memory_order_relaxed);
+	atomic_store_explicit(&keys_total, db_size(), memory_order_relaxed);
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r = -errno;
+		srv_log(LL_WARNING,
+			"Failed opening the temp RDB file %s (in server root dir %s) for saving: "
+			"%s",
+			tmp, dir, strerror(-r));
+		return r;
+	}
+	s.w = rdb_writer_new(fd, &o);
+	if (!s.w) {
+		r = -errno;
+		goto fail;
+	}
+	r = ht_snapshot(s.ht, save_one, save_begun, &s, NULL);
+	if (r == 0)
+		r = rdb_writer_finish(s.w);
+	else if (r > 0) /* our callback returns only negatives */
+		r = -EIO;
+	rdb_writer_free(s.w);
+	s.w = NULL;
+	if (r < 0)
+		goto fail;
+	if (fsync(fd) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		r = -errno;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, final) < 0) {
+		r = -errno;
+		srv_log(LL_WARNING,
+			"Error moving temp DB file %s on the final destination %s (in server root "
+			"dir %s): %s",
+			tmp, final, dir, strerror(-r));
+		unlink(tmp);
+		goto out;
+	}
+	r = fsync_dir(dir);
+	if (r < 0) /* the file is in place; only its durability is in doubt */
+		srv_log(LL_WARNING, "Failed to fsync directory %s: %s", dir, strerror(-r));
+	r = 0;
+	srv_log(LL_NOTICE, "DB saved on disk");
+	*dirty_at = s.dirty_at;
+	*nkeys = s.keys;
+	goto out;
+fail:
+	if (r == -ECANCELED)
+		srv_log(LL_WARNING, "Save of %s aborted (shutdown)", final);
+	else
+		srv_log(LL_WARNING, "Write error saving DB on disk: %s", strerror(-r));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out:
+	return r;
+}
+
+/* Bookkeeping after a save of any kind; takes p_lock. */
+static void save_done(int r, long long dirty_at, int background, long long start_ms)
+{
+	pthread_mutex_lock(&p_lock);
+	if (r == 0) {
+		P.dirty_saved = dirty_at;
+		P.last_save = unix_now();
+		P.bg_last_ok = 1;
+		P.saves++;
+	} else if (background) {
+		P.bg_last_ok = 0;
+	}
+	if (background)
+		P.bg_last_secs = (util_mstime() - start_ms) / 1000;
+	P.saving = 0;
+	update_writes_denied();
+	pthread_mutex_unlock(&p_lock);
+}
+
+static void *bgsave_main(void *arg)
+{
+	long long start = util_mstime(), dirty_at = 0;
+	uint64_t nkeys = 0;
+	int r;
+
+	(void)arg;
+	rcu_register_thread();
+	rcu_thread_offline(); /* online only inside ht_snapshot() */
+	r = save_now(&dirty_at, &nkeys);
+	rcu_thread_online();
+	rcu_unregister_thread();
+	save_done(r, dirty_at, 1, start);
+	if (r == 0)
+		srv_log(LL_NOTICE, "Background saving terminated with success");
+	else
+		srv_log(LL_WARNING, "Background saving error");
+	/* Release: our last writes happen-before the cron's join. */
+	atomic_store_explicit(&bg_done, 1, memory_order_release);
+	return NULL;
+}
+
+/* p_lock held, P.saving == 0.  Return 0 or -errno. */
+static int bgsave_start_locked(void)
+{
+	sigset_t all, old;
+	int r;
+
+	P.saving = 1;
+	P.bg_running = 1;
+	P.bg_scheduled = 0;
+	P.bg_start_ms = util_mstime();
+	P.bg_last_try = unix_now();
+	atomic_store_explicit(&bg_done, 0, memory_order_relaxed);
+	atomic_store_explicit(&bg_abort, 0, memory_order_relaxed);
+	/* the thread takes no signal: SIGTERM stays with the main thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&P.bg_thread, NULL, bgsave_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		P.saving = 0;
+		P.bg_running = 0;
+		P.bg_last_ok = 0;
+		update_writes_denied();
+		srv_log(LL_WARNING, "Can't save in background: thread: %s", strerror(r));
+		return -r;
+	}
+	srv_log(LL_NOTICE, "Background saving started by pid %d", (int)getpid());
+	return 0;
+}
+
+/* Join a finished BGSAVE thread.  Main thread (cron, shutdown). */
+static void bgsave_reap(int wait)
+{
+	pthread_t t;
+
+	pthread_mutex_lock(&p_lock);
+	if (!P.bg_running ||
+	    (!wait && !atomic_load_explicit(&bg_done, memory_order_acquire))) {
+		pthread_mutex_unlock(&p_lock);
+		return;
+	}
+	t = P.bg_thread;
+	pthread_mutex_unlock(&p_lock);
+	pthread_join(t, NULL);
+	pthread_mutex_lock(&p_lock);
+	P.bg_running = 0;
+	pthread_mutex_unlock(&p_lock);
+}
+
+/* ------------------------------------------------------------ commands */
+
+void persist_cmd_save(struct conn *c, int argc)
+{
+	long long dirty_at = 0, start = util_mstime();
+	uint64_t nkeys = 0;
+	int r;
+
+	(void)argc;
+	pthread_mutex_lock(&p_lock);
+	if (P.saving) {
+		pthread_mutex_unlock(&p_lock);
+		reply_error(c, "Background save already in progress");
+		return;
+	}
+	P.saving = 1;
+	pthread_mutex_unlock(&p_lock);
+	/* This worker holds no table reference between commands: offline while
+	 * it blocks, as KEYS's scan does. */
+	rcu_thread_offline();
+	r = save_now(&dirty_at, &nkeys);
+	rcu_thread_online();
+	save_done(r, dirty_at, 0, start);
+	if (r == 0)
+		reply_ok(c);
+	else
+		reply_err_code(c, "-ERR");
+}
+
+void persist_cmd_bgsave(struct conn *c, int argc)
+{
+	int schedule = 0;
+
+	if (argc > 1) {
+		if (argc == 2 && util_strcaseeq(ARGV(c, 1), ARGL(c, 1), "schedule")) {
+			schedule = 1;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	pthread_mutex_lock(&p_lock);
+	if (P.saving) {
+		if (schedule) {
+			P.bg_scheduled = 1;
+			pthread_mutex_unlock(&p_lock);
+			reply_simple(c, "Background saving scheduled");
+		} else {
+			pthread_mutex_unlock(&p_lock);
+			reply_error(c, "Background save already in progress");
+		}
+		return;
+	}
+	if (bgsave_start_locked() == 0) {
+		pthread_mutex_unlock(&p_lock);
+		reply_simple(c, "Background saving started");
+	} else {
+		pthread_mutex_unlock(&p_lock);
+		reply_err_code(c, "-ERR");
+	}
+}
+
+void persist_cmd_lastsave(struct conn *c, int argc)
+{
+	long long t;
+
+	(void)argc;
+	pthread_mutex_lock(&p_lock);
+	t = P.last_save;
+	pthread_mutex_unlock(&p_lock);
+	reply_int(c, t);
+}
+
+/* ---------------------------------------------------------------- cron */
+
+void persist_cron(void)
+{
+	long long now = unix_now(), dirty;
+
+	bgsave_reap(0);
+	dirty = dirty_total();
+	pthread_mutex_lock(&p_lock);
+	if (P.saving || P.bg_running) {
+		pthread_mutex_unlock(&p_lock);
+		return;
+	}
+	if (P.bg_scheduled) {
+		bgsave_start_locked();
+		pthread_mutex_unlock(&p_lock);
+		return;
+	}
+	for (int i = 0; i < P.npts; i++) {
+		const struct save_point *sp = &P.pts[i];
+
+		if (dirty - P.dirty_saved >= sp->changes && now - P.last_save > sp->seconds &&
+		    (now - P.bg_last_try > BGSAVE_RETRY_DELAY || P.bg_last_ok)) {
+			srv_log(LL_NOTICE, "%lld changes in %lld seconds. Saving...", sp->changes,
+				sp->seconds);
+			bgsave_start_locked();
+			break;
+		}
+	}
+	pthread_mutex_unlock(&p_lock);
+}
+
+/* ---------------------------------------------------------------- INFO */
+
+void persist_info(char *buf, size_t len)
+{
+	long long dirty = dirty_total(), now = util_mstime();
+	struct ht_stats hs;
+
+	ht_stats(db_table(), &hs);
+	pthread_mutex_lock(&p_lock);
+	snprintf(buf, len,
+		 "loading:0\r\n"
+		 "async_loading:0\r\n"
+		 "current_cow_peak:0\r\n"
+		 "current_cow_size:0\r\n"
+		 "current_cow_size_age:0\r\n"
+		 "current_fork_perc:0.00\r\n"
+		 "current_save_keys_processed:%llu\r\n"
+		 "current_save_keys_total:%llu\r\n"
+		 "rdb_changes_since_last_save:%lld\r\n"
+		 "rdb_bgsave_in_progress:%d\r\n"
+		 "rdb_last_save_time:%lld\r\n"
+		 "rdb_last_bgsave_status:%s\r\n"
+		 "rdb_last_bgsave_time_sec:%lld\r\n"
+		 "rdb_current_bgsave_time_sec:%lld\r\n"
+		 "rdb_saves:%llu\r\n"
+		 "rdb_last_cow_size:0\r\n"
+		 "rdb_last_load_keys_expired:%llu\r\n"
+		 "rdb_last_load_keys_loaded:%llu\r\n"
+		 "snapshot_held_bytes:%zu\r\n"
+		 "aof_enabled:0\r\n"
+		 "aof_rewrite_in_progress:0\r\n"
+		 "aof_rewrite_scheduled:0\r\n"
+		 "aof_last_rewrite_time_sec:-1\r\n"
+		 "aof_current_rewrite_time_sec:-1\r\n"
+		 "aof_last_bgrewrite_status:ok\r\n"
+		 "aof_rewrites:0\r\n"
+		 "aof_rewrites_consecutive_failures:0\r\n"
+		 "aof_last_write_status:ok\r\n"
+		 "aof_last_cow_size:0\r\n"
+		 "module_fork_in_progress:0\r\n"
+		 "module_fork_last_cow_size:0\r\n",
+		 P.saving ? atomic_load_explicit(&keys_processed, memory_order_relaxed) : 0ULL,
+		 P.saving ? atomic_load_explicit(&keys_total, memory_order_relaxed) : 0ULL,
+		 dirty - P.dirty_saved, P.bg_running && !atomic_load(&bg_done), P.last_save,
+		 P.bg_last_ok ? "ok" : "err", P.bg_last_secs,
+		 P.bg_running && !atomic_load(&bg_done) ? (now - P.bg_start_ms) / 1000 : -1LL,
+		 P.saves, P.load_expired, P.load_loaded, hs.snapshot_held_bytes);
+	pthread_mutex_unlock(&p_lock);
+}
+
+/* ------------------------------------------------------------- loading */
+
+struct load_ctx {
+	struct ht *ht;
+	uint64_t loaded, expired, n;
+	char err[256];
+};
+
+static int load_kv(void *arg, const struct rdb_kv *kv)
+{
+	struct load_ctx *l = arg;
+	int r;
+
+	if (kv->dbnum != 0) {
+		snprintf(l->err, sizeof(l->err),
+			 "FATAL: Data file was created with a Redis server configured to handle "
+			 "more than 1 databases (key in DB %u). Exiting",
+			 kv->dbnum);
+		return -ERANGE;
+	}
+	/* a quiescent state now and then: the table's resizer waits for grace
+	 * periods (the main thread is the only one running yet) */
+	if ((++l->n & 1023) == 0)
+		rcu_quiescent_state();
+	if (kv->expired) {
+		l->expired++;
+		return 0;
+	}
+	r = ht_set(l->ht, kv->key, kv->klen, kv->val, kv->vlen,
+		   kv->expire_ms < 0 ? HT_NO_EXPIRE : kv->expire_ms, HT_SET_NX, NULL);
+	if (r == -EEXIST) {
+		snprintf(l->err, sizeof(l->err), "RDB has duplicated key '%.*s' in DB 0",
+			 (int)(kv->klen > 128 ? 128 : kv->klen), (const char *)kv->key);
+		return -EEXIST;
+	}
+	if (r < 0) {
+		snprintf(l->err, sizeof(l->err), "cannot store key of %zu bytes: %s", kv->klen,
+			 strerror(-r));
+		return r;
+	}
+	l->loaded++;
+	return 0;
+}
+
+static int load_aux(void *arg, const void *name, size_t nlen, const void *val, size_t vlen)
+{
+	(void)arg;
+	(void)nlen;
+	(void)vlen;
+	if (!strcmp(name, "redis-ver")) {
+		srv_log(LL_NOTICE, "Loading RDB produced by version %s", (const char *)val);
+	} else if (!strcmp(name, "ctime")) {
+		long long age = unix_now() - strtoll(val, NULL, 10);
+
+		srv_log(LL_NOTICE, "RDB age %lld seconds", age < 0 ? 0 : age);
+	} else if (!strcmp(name, "used-mem")) {
+		srv_log(LL_NOTICE, "RDB memory usage when created %.2f Mb",
+			(double)strtoll(val, NULL, 10) / (1024 * 1024));
+	}
+	return 0;
+}
+
+void persist_load(void)
+{
+	char path[PATH_MAX + 256], err[512];
+	struct rdb_load_cbs cb = {.string_kv = load_kv, .aux = load_aux};
+	struct rdb_load_opts lo = {0};
+	struct rdb_load_stats st;
+	struct load_ctx l = {0};
+	long long start = util_ustime();
+	struct stat sb;
+	int r;
+
+	pthread_mutex_lock(&p_lock);
+	snprintf(path, sizeof(path), "%s/%s", P.dir, P.dbfilename);
+	pthread_mutex_unlock(&p_lock);
+	if (stat(path, &sb) < 0 && errno == ENOENT)
+		return;
+	l.ht = db_table();
+	cb.arg = &l;
+	lo.skip_unsupported =
+	    atomic_load_explicit(&g_cfg.rdb_skip_unsupported, memory_order_relaxed);
+	err[0] = '\0';
+	r = rdb_load_file(path, &cb, &lo, &st, err, sizeof(err));
+	if (r != 0) {
+		if (l.err[0])
+			srv_log(LL_WARNING, "Fatal error loading the DB %s: %s. Exiting.", path,
+				l.err);
+		else if (r == -ENOTSUP)
+			srv_log(LL_WARNING,
+				"Fatal error loading the DB %s: %s (set rdb-skip-unsupported-types "
+				"yes to load the string keys and skip the others). Exiting.",
+				path, err[0] ? err : strerror(-r));
+		else
+			srv_log(LL_WARNING, "Fatal error loading the DB %s: %s. Exiting.", path,
+				err[0] ? err : strerror(-r));
+		exit(1);
+	}
+	if (st.skipped_total) {
+		char kinds[256];
+		size_t n = 0;
+
+		kinds[0] = '\0';
+		for (int k = 0; k < RDB_KIND_MAX && n < sizeof(kinds); k++)
+			if (st.skipped[k])
+				n += (size_t)snprintf(kinds + n, sizeof(kinds) - n, "%s%s=%llu",
+						      n ? " " : "", rdb_kind_name((enum rdb_kind)k),
+						      (unsigned long long)st.skipped[k]);
+		srv_log(LL_WARNING,
+			"Skipped %llu keys of types rcukv does not hold (%s), as "
+			"rdb-skip-unsupported-types says",
+			(unsigned long long)st.skipped_total, kinds);
+	}
+	srv_log(LL_NOTICE, "Done loading RDB, keys loaded: %llu, keys expired: %llu.",
+		(unsigned long long)l.loaded, (unsigned long long)l.expired);
+	srv_log(LL_NOTICE, "DB loaded from disk: %.3f seconds",
+		(double)(util_ustime() - start) / 1e6);
+	pthread_mutex_lock(&p_lock);
+	P.load_loaded = l.loaded;
+	P.load_expired = l.expired;
+	pthread_mutex_unlock(&p_lock);
+}
+
+/* ------------------------------------------------------------ shutdown */
+
+void persist_init(void)
+{
+	/* a file size limit must give EFBIG to the writer, not kill us */
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+void persist_set_shutdown_mode(int mode)
+{
+	pthread_mutex_lock(&p_lock);
+	P.shutdown_mode = mode;
+	pthread_mutex_unlock(&p_lock);
+}
+
+int persist_shutdown(void)
+{
+	long long dirty_at = 0, start = util_mstime();
+	uint64_t nkeys = 0;
+	int mode, save, busy, r = 0;
+
+	/* main thread, holding no table reference: offline while it waits for
+	 * the BGSAVE thread and while it saves */
+	rcu_thread_offline();
+	pthread_mutex_lock(&p_lock);
+	mode = P.shutdown_mode;
+	save = mode > 0 || (mode == 0 && P.npts > 0);
+	busy = P.bg_running;
+	pthread_mutex_unlock(&p_lock);
+	if (busy) {
+		srv_log(LL_WARNING, "There is a background save in progress. Stopping it!");
+		atomic_store_explicit(&bg_abort, 1, memory_order_relaxed);
+		bgsave_reap(1);
+		atomic_store_explicit(&bg_abort, 0, memory_order_relaxed);
+	}
+	if (save) {
+		srv_log(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
+		pthread_mutex_lock(&p_lock);
+		P.saving = 1;
+		pthread_mutex_unlock(&p_lock);
+		r = save_now(&dirty_at, &nkeys);
+		save_done(r, dirty_at, 0, start);
+		if (r < 0)
+			srv_log(LL_WARNING, "Error trying to save the DB, can't exit cleanly.");
+	}
+	rcu_thread_online();
+	return r;
+}
+
+void persist_fini(void)
+{
+	pthread_mutex_lock(&p_lock);
+	free(P.pts);
+	P.pts = NULL;
+	P.npts = 0;
+	free(P.dir);
+	P.dir = NULL;
+	free(P.dbfilename);
+	P.dbfilename = NULL;
+	pthread_mutex_unlock(&p_lock);
+}

@@ -114,6 +114,10 @@ struct ht_stripe {
 	struct ht_entry *retired; /* unlinked, awaiting a batch (lock) */
 	unsigned int nretired;	  /* length of @retired (lock) */
 	size_t rbytes;		  /* bytes on @retired (lock) */
+	/* The last small full batch, parked with its grace-period cookie until
+	 * the next batch of this stripe fills: that writer frees it on the spot
+	 * if the grace period has passed (retire_later()).  Lock. */
+	struct ht_batch *parked;
 	/* Unzip gating (state S_GROW_UNZIP; lock): a grace period must pass after
 	 * any unzip change in this stripe before the next one (by the resizer or
 	 * a helping writer). */
@@ -172,6 +176,7 @@ struct ht {
 	_Atomic size_t expire_cursor; /* ht_expire_cycle() position; relaxed */
 
 	_Atomic unsigned long st_grows, st_shrinks, st_passes, st_flushes, st_expired;
+	_Atomic unsigned long st_parked_freed; /* parked batches freed by writers */
 
 	/* ht_scan_all() readers: an SRCU domain, so a scan may sleep (KEYS,
 	 * snapshots) without holding up the flavor's grace periods.  Entries
@@ -345,18 +350,37 @@ static struct ht_entry *e_new(struct ht *ht, uint32_t h, const void *key, size_t
  * saved, deliberately): once unlinked, its `pprev` is dead to everyone (readers
  * never use it), so it links the entry into its stripe's list of retired
  * entries.  When a stripe has gathered HT_RETIRE_BATCH entries (or
- * HT_RETIRE_BYTES), the whole list goes to one struct ht_batch, which embeds
- * the rcu_head and is handed to call_rcu() after the stripe mutex is dropped.
+ * HT_RETIRE_BYTES), the whole list goes to one struct ht_batch.
  * At most HT_RETIRE_BATCH - 1 entries per stripe wait for company; ht_free()
  * frees them after a grace period.
+ *
+ * Two ways out for a full batch:
+ *  - parked (the common case: HT_RETIRE_BATCH entries of at most
+ *    HT_PARK_BYTES in all): the stripe keeps it with a polled grace-period
+ *    cookie taken under the stripe mutex, after every unlink in it, and asks
+ *    for a grace period (start_poll, after the unlock).  When the stripe's
+ *    next batch fills, the writer that fills it finds the parked one; if its
+ *    cookie has completed and no ht_scan_all() (SRCU) reader is inside, it
+ *    frees it right there, after the unlock: no callback, no other thread, and
+ *    the memory goes back to the allocator of a thread that writes the table.
+ *    Otherwise (grace period still running, or a scan inside) it takes the
+ *    second way.  At most one batch per stripe is parked (HT_PARK_BYTES
+ *    bounds what an idle stripe holds); ht_free() frees them.
+ *  - ht_batch_retire(): call_rcu() then the SRCU reclaimer (below).
+ * Which grace periods a parked batch waits for: the flavor's (the cookie) and
+ * scan_srcu's (srcu_readers_active() false after the cookie completed, i.e.
+ * the fast path of synchronize_srcu(); a scan inside sends the batch down the
+ * full path instead), as hazard 1 in DESIGN.md asks.
  */
 #define HT_RETIRE_BATCH 32
 #define HT_RETIRE_BYTES ((size_t)64 << 10)
+#define HT_PARK_BYTES ((size_t)8 << 10)
 
 struct ht_batch {
 	struct rcu_head rcu;	/* owned by RCU from call_rcu() until freed */
 	struct ht_entry *first; /* linked through node.pprev */
 	int poison;
+	unsigned long cookie; /* parked: get_state_synchronize_rcu() after the unlinks */
 };
 
 static inline struct ht_entry *retired_next(struct ht_entry *e)
@@ -391,7 +415,7 @@ static void batch_free_cb(struct rcu_head *head)
 }
 
 /*
- * ht_batch_retire() - THE free path of entries unlinked from the table.
+ * ht_batch_retire() - the general free path of entries unlinked from the table.
  * Which grace periods it waits for: the table's flavor (lookups) and then
  * ht->scan_srcu (ht_scan_all(), which may sleep), through the flavor-safe
  * reclaimer: one SRCU grace period covers every batch collected meanwhile.
@@ -407,6 +431,24 @@ static void ht_batch_retire(struct ht *ht, struct ht_batch *b)
 }
 
 /*
+ * ht_batch_free_parked() - free a parked batch whose cookie has completed (the
+ * flavor's grace period is over), unless an ht_scan_all() reader may still
+ * hold its entries: then the general path.  srcu_readers_active() orders the
+ * caller's earlier poll before its counter loads (full fence) and its loads
+ * are seq_cst, so the frees stay after them.
+ * Context: as ht_batch_retire().
+ */
+static void ht_batch_free_parked(struct ht *ht, struct ht_batch *b)
+{
+	if (ht->reclaim && srcu_readers_active(&ht->scan_srcu)) {
+		ht_batch_retire(ht, b);
+		return;
+	}
+	batch_free_cb(&b->rcu);
+	atomic_fetch_add_explicit(&ht->st_parked_freed, 1, memory_order_relaxed);
+}
+
+/*
  * ht_wait_readers() - the bulk counterpart of ht_batch_retire(): wait until no
  * reader of either kind (flavor lookups, SRCU scans) can hold a reference
  * taken before the call.
@@ -418,9 +460,11 @@ static void ht_wait_readers(struct ht *ht)
 	synchronize_srcu(&ht->scan_srcu);
 }
 
-/* A batch that filled up under a stripe mutex, to retire after the unlock. */
+/* What a critical section leaves for after the stripe unlock. */
 struct retired {
-	struct ht_batch *b;
+	struct ht_batch *b;    /* for ht_batch_retire() */
+	struct ht_batch *done; /* parked, cookie completed: ht_batch_free_parked() */
+	int want_gp;	       /* a batch was parked: start_poll_synchronize_rcu() */
 };
 
 static inline void ctr_add(_Atomic size_t *c, size_t v);
@@ -429,7 +473,7 @@ static inline void ctr_add(_Atomic size_t *c, size_t v);
 static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 {
 	struct ht_stripe *s = &ht->stripes[e->hash & (ht->nstripes - 1)];
-	struct ht_batch *b;
+	struct ht_batch *b, *old;
 
 	e->node.pprev = (struct hlist_node **)(void *)s->retired;
 	s->retired = e;
@@ -440,7 +484,7 @@ static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 		ctr_add(&s->snap_bytes, ht_entry_size(e));
 	if (s->nretired < HT_RETIRE_BATCH && s->rbytes < HT_RETIRE_BYTES)
 		return;
-	if (r->b) /* one batch per critical section; the next one takes the rest */
+	if (r->b || r->done) /* one batch per critical section; the next one takes the rest */
 		return;
 	b = malloc(sizeof(*b));
 	if (!b) /* keep them queued; a later retirement tries again */
@@ -449,15 +493,38 @@ static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 	b->poison = ht->poison;
 	s->retired = NULL;
 	s->nretired = 0;
+	if (s->rbytes > HT_PARK_BYTES) {
+		s->rbytes = 0;
+		r->b = b;
+		return;
+	}
 	s->rbytes = 0;
-	r->b = b;
+	/* Every entry of b was unlinked under this mutex before the fence in
+	 * get_state: a grace period that begins after the cookie was taken
+	 * begins after the unlinks. */
+	b->cookie = get_state_synchronize_rcu();
+	old = s->parked;
+	s->parked = b;
+	r->want_gp = 1;
+	if (old) {
+		if (poll_state_synchronize_rcu(old->cookie))
+			r->done = old;
+		else
+			r->b = old; /* grace periods lag: the general path */
+	}
 }
 
 static void retire_flush(struct ht *ht, struct retired *r)
 {
 	if (r->b)
 		ht_batch_retire(ht, r->b);
+	if (r->done)
+		ht_batch_free_parked(ht, r->done);
+	if (r->want_gp)
+		(void)start_poll_synchronize_rcu();
 	r->b = NULL;
+	r->done = NULL;
+	r->want_gp = 0;
 }
 
 /* --- tables, stripes ---------------------------------------------------------- */
@@ -1031,6 +1098,9 @@ void ht_free(struct ht *ht)
 	for (unsigned int i = 0; i < ht->nstripes; i++) {
 		e_free_list(ht->poison, ht->stripes[i].retired);
 		ht->stripes[i].retired = NULL;
+		if (ht->stripes[i].parked)
+			batch_free_cb(&ht->stripes[i].parked->rcu);
+		ht->stripes[i].parked = NULL;
 	}
 	if (ht->reclaim) {
 		int was = qsbr_offline_begin();
@@ -1098,6 +1168,30 @@ const struct ht_entry *ht_find_rcu(struct ht *ht, const void *key, size_t klen)
 const struct ht_entry *ht_peek_rcu(struct ht *ht, const void *key, size_t klen)
 {
 	return find_rcu(ht, (uint32_t)ht_hash(key, klen, ht->seed), key, klen, 0);
+}
+
+/* Two passes: every bucket head first (independent misses overlap), then the
+ * first entry of each chain, whose address the first pass brought in. */
+void ht_prefetch(struct ht *ht, size_t n, const void *const keys[], const size_t klens[])
+{
+	struct ht_tbl *t = rcu_dereference(ht->tbl);
+	struct hlist_head *b[HT_PREFETCH_MAX];
+	size_t i;
+
+	if (n > HT_PREFETCH_MAX)
+		n = HT_PREFETCH_MAX;
+	for (i = 0; i < n; i++) {
+		uint32_t h = (uint32_t)ht_hash(keys[i], klens[i], ht->seed);
+
+		b[i] = &t->b[h & t->mask];
+		__builtin_prefetch(b[i]);
+	}
+	for (i = 0; i < n; i++) {
+		struct hlist_node *f = rcu_dereference(b[i]->first);
+
+		if (f)
+			__builtin_prefetch(f);
+	}
 }
 
 long long ht_get(struct ht *ht, const void *key, size_t klen, void *buf, size_t bufsize,
@@ -1524,7 +1618,7 @@ int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens
 	tx.n = n;
 	tx.keys = keys;
 	tx.klens = klens;
-	tx.r.b = NULL;
+	tx.r = (struct retired){NULL};
 	tx.counted = 0;
 	ret = fn(&tx, arg);
 	for (i = ns; i-- > 0;)
@@ -2471,6 +2565,8 @@ void ht_stats(struct ht *ht, struct ht_stats *st)
 		st->retire_batches_waiting_scan = rs.waiting;
 		st->retire_batches_freed = rs.freed;
 	}
+	st->retire_batches_freed +=
+	    atomic_load_explicit(&ht->st_parked_freed, memory_order_relaxed);
 }
 
 int ht_validate(struct ht *ht)

@@ -234,6 +234,17 @@ const struct ht_entry *ht_find_rcu(struct ht *ht, const void *key, size_t klen);
 const struct ht_entry *ht_peek_rcu(struct ht *ht, const void *key, size_t klen);
 
 /**
+ * ht_prefetch() - start loading, in parallel, the bucket heads and first
+ * entries that lookups of @n keys will touch, so that the lookups (or
+ * updates) that follow find them in cache.  A hint: changes nothing, and
+ * keys beyond HT_PREFETCH_MAX are ignored.  Worth it for a batch of keys
+ * known in advance (a pipeline of commands).
+ * Context: inside a read-side section.  Never blocks, never locks.
+ */
+#define HT_PREFETCH_MAX 32
+void ht_prefetch(struct ht *ht, size_t n, const void *const keys[], const size_t klens[]);
+
+/**
  * ht_get() - copy-out lookup into a caller buffer.
  * @buf, @bufsize: receives min(value length, @bufsize) bytes; may be NULL/0.
  * @expire: if not NULL, receives the expiry (HT_NO_EXPIRE if none).

@@ -89,6 +89,13 @@ size_t db_entry_bytes(void)
 	return st.entry_bytes;
 }
 
+/* Warm the table for the keys of the commands a worker is about to run.
+ * Context: worker, online (read-side section). */
+void db_prefetch(size_t n, const char *const keys[], const size_t klens[])
+{
+	ht_prefetch(db, n, (const void *const *)keys, klens);
+}
+
 /* ------------------------------------------------------------- helpers */
 
 #define K(i) ARGV(c, i), ARGL(c, i)

@@ -282,6 +282,77 @@ static int conn_run(struct conn *c)
 	}
 }
 
+/* --------------------------------------------------------- key prefetch */
+
+#define PREFETCH_KEYS 32 /* keys warmed per read (the table takes up to HT_PREFETCH_MAX) */
+
+/* Digits up to "\r\n" at p (< end): the value (at most 9 digits) and the
+ * position after the "\n", or NULL if incomplete or not a small number. */
+static const char *scan_num(const char *p, const char *end, long *v)
+{
+	long n = 0;
+	int d = 0;
+
+	while (p < end && *p >= '0' && *p <= '9' && d < 9) {
+		n = n * 10 + (*p++ - '0');
+		d++;
+	}
+	if (!d || end - p < 2 || p[0] != '\r' || p[1] != '\n')
+		return NULL;
+	*v = n;
+	return p + 2;
+}
+
+/* One complete "$len\r\n<bytes>\r\n" at p: its bytes and the position after. */
+static const char *scan_bulk(const char *p, const char *end, const char **arg, size_t *len)
+{
+	long l;
+
+	if (p >= end || *p != '$' || !(p = scan_num(p + 1, end, &l)) || end - p < l + 2)
+		return NULL;
+	*arg = p;
+	*len = (size_t)l;
+	return p + l + 2;
+}
+
+/*
+ * Before a pipeline runs, find the first key (argv[1]) of each complete
+ * multibulk command already in the query buffer and have the table start
+ * loading their buckets and entries in parallel (db_prefetch()): the commands
+ * then find them in cache instead of missing once per command, one after the
+ * other.  Only a hint: anything unusual (inline commands, a command split
+ * across reads, a big argument) just ends the scan; the parser proper checks
+ * everything.  Context: worker, online.
+ */
+static void conn_prefetch_keys(struct conn *c)
+{
+	const char *p = c->qbuf + c->qpos, *end = c->qbuf + c->qlen;
+	const char *keys[PREFETCH_KEYS];
+	size_t lens[PREFETCH_KEYS];
+	size_t n = 0;
+
+	if (!db_prefetch || c->reqtype != 0 || c->qlen - c->qpos < 64) /* or mid-command */
+		return;
+	while (n < PREFETCH_KEYS && p < end && *p == '*') {
+		const char *a;
+		size_t al;
+		long argc;
+
+		if (!(p = scan_num(p + 1, end, &argc)) || argc < 2 || argc > 1024 ||
+		    !(p = scan_bulk(p, end, &a, &al)) || !(p = scan_bulk(p, end, &a, &al)))
+			break;
+		keys[n] = a;
+		lens[n] = al;
+		n++;
+		for (long i = 2; i < argc && p; i++)
+			p = scan_bulk(p, end, &a, &al);
+		if (!p)
+			break;
+	}
+	if (n > 1)
+		db_prefetch(n, keys, lens);
+}
+
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
@@ -333,6 +404,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		conn_close(c);
 		return;
 	}
+	conn_prefetch_keys(c);
 	/* TLS may hold decrypted bytes the socket no longer signals: come back */
 	if (conn_run(c) == 0 && c->ssl && c->reading && tls_pending(c->ssl))
 		event_active(c->ev_read, EV_READ, 1);

@@ -373,6 +373,9 @@ long long db_avg_ttl(void);
 unsigned long long db_expired_total(void);
 size_t db_entry_bytes(void);
 void db_active_expire_cycle(void);
+/* weak: programs that link net.c without a keyspace (tests/fuzz fuzz_resp)
+ * leave it NULL and net.c skips the prefetch */
+__attribute__((weak)) void db_prefetch(size_t n, const char *const keys[], const size_t klens[]);
 extern struct cmd g_key_cmds[];
 extern int g_nkey_cmds;
 

@@ -133,3 +133,10 @@ $(B)/bench/bench_hashtable: $(B)/bench/hashtable/bench_hashtable.o \
 .PHONY: bench-hashtable
 bench-hashtable: $(B)/bench/bench_hashtable
 	$(B)/bench/bench_hashtable
+
+# ht_snapshot() throughput beside ht_scan_all() over 2,000,000 keys (500,000
+# with BENCH_QUICK=1), idle and under a writer; figures only, not a subject of
+# `make bench` (no reference system to divide by).
+.PHONY: bench-ht-snapshot
+bench-ht-snapshot: $(B)/tests/hashtable/test_ht_snapshot_qsbr
+	$< --bench $(if $(BENCH_QUICK),500000,2000000)

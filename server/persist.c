@@ -693,8 +693,8 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
 
 	if (kv->dbnum != 0) {
 		snprintf(l->err, sizeof(l->err),
-			 "FATAL: Data file was created with a Redis server configured to handle "
-			 "more than 1 databases (key in DB %u). Exiting",
+			 "the data file was created with a Redis server configured to handle "
+			 "more than 1 databases (a key in DB %u); rcukv has one",
 			 kv->dbnum);
 		return -ERANGE;
 	}

@@ -6,3 +6,13 @@ $(B)/tests/server/test_server: $(B)/tests/server/test_server.o | $(B)/rcukv-serv
 TEST_BINS += $(B)/tests/server/test_server
 TEST_SCRIPTS += tests/server/test_security.sh
 TEST_SCRIPTS += tests/server/test_tls.sh
+
+# tests/server/test_persist: RDB persistence end to end (issue 8): SAVE/BGSAVE,
+# save points, shutdown saves, round trips through rcukv and redis-server 7,
+# redis-check-rdb, the sweep test, MSET pairs, 50 writers, kill -9, bad dumps,
+# disk full (RLIMIT_FSIZE and a 1 MiB tmpfs), MISCONF.  Ports 7500-7599.
+# TEST_PERSIST_SECONDS (default 1) lengthens each load phase.
+$(B)/tests/server/test_persist.o: CFLAGS += $(call pc,--cflags,hiredis)
+$(B)/tests/server/test_persist: $(B)/tests/server/test_persist.o $(B)/server/rdb.o | $(B)/rcukv-server
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pc,--libs,hiredis) $(call pc,--libs,liblzf)
+TEST_BINS += $(B)/tests/server/test_persist

@@ -35,3 +35,12 @@ bench-rcu:
 	@$(MAKE) --no-print-directory VARIANT=release build/release/bench/bench_rcu
 	build/release/bench/bench_rcu
 BENCH_SUBJECTS += rcu
+
+# --- bench-persistence: RDB snapshots, rcukv (no fork) vs redis-server 7 (fork):
+# p99 of a 50%-write load during BGSAVE, peak RSS growth, save and load keys/s
+# (issue 8).  BENCH_QUICK=1 for a short run.
+.PHONY: bench-persistence
+bench-persistence:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/rcukv-server build/release/rcukv-cli
+	@bench/bench_persistence.sh build/release/rcukv-server
+BENCH_SUBJECTS += persistence

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# bench/bench_persistence.sh - RDB snapshots: rcukv (no fork: a BGSAVE thread
+# walking a point-in-time ht_snapshot()) against redis-server 7 (fork + COW),
+# side by side in one run (issue 8).
+#
+# Per system, alternating, repeated (median reported):
+#   1. start fresh (save points off), fill KEYS keys (key:<n>, 32-byte values)
+#      with rcukv-cli bench, sequential SETs;
+#   2. idle BGSAVE, timed by polling INFO: save keys/s;
+#   3. a GET/SET load at 50% writes (rcukv-cli bench, closed loop, 8 clients,
+#      pipeline 1, uniform keys) for LOAD_SECS while BGSAVEs run back to back
+#      the whole time: p99 latency of the load during saves; meanwhile VmRSS
+#      of the server, plus for Redis its fork child, is sampled every ~10 ms:
+#      peak growth over the RSS just before the load;
+#   4. restart on the dump: load keys/s from the server's own log line
+#      "DB loaded from disk: X seconds".
+# The RSS sum follows the issue: a fork child's VmRSS also counts the pages it
+# still shares with its parent, so Redis's growth includes them.
+#
+# Usage: bench/bench_persistence.sh [path/to/rcukv-server]
+# Env:   BENCH_QUICK=1 (200,000 keys, 1 repeat, 2 s load), BENCH_REPEATS=N,
+#        BENCH_KEYS=N, BENCH_PORT=7570 (2 ports from there)
+set -u
+SERVER=${1:-${B:-build/release}/rcukv-server}
+CLI=$(dirname "$SERVER")/rcukv-cli
+PORT0=${BENCH_PORT:-7570}
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+  REPEATS=${BENCH_REPEATS:-1}; KEYS=${BENCH_KEYS:-200000}; LOAD_SECS=2
+else
+  REPEATS=${BENCH_REPEATS:-3}; KEYS=${BENCH_KEYS:-2000000}; LOAD_SECS=6
+fi
+TMP=$(mktemp -d /tmp/rcukv-bench-persist.XXXXXX)
+PIDS=()
+
+for tool in redis-server redis-cli; do
+  command -v $tool >/dev/null || { echo "bench_persistence: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
+done
+[ -x "$SERVER" ] || { echo "bench_persistence: $SERVER not built" >&2; exit 1; }
+[ -x "$CLI" ] || { echo "bench_persistence: $CLI not built" >&2; exit 1; }
+
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+declare -A PORT=([rcukv]=$PORT0 [redis]=$((PORT0 + 1)))
+SPID=
+
+start() {  # name: starts on the dump in $TMP/name if there is one
+  local name=$1 port=${PORT[$1]} dir=$TMP/$1
+  mkdir -p "$dir"
+  : >"$dir/log"
+  case $name in
+    rcukv) "$SERVER" --port "$port" --bind 127.0.0.1 --save '' --dir "$dir" \
+             --logfile "$dir/log" >/dev/null 2>&1 & ;;
+    redis) redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+             --dir "$dir" --logfile "$dir/log" >/dev/null 2>&1 & ;;
+  esac
+  SPID=$!
+  PIDS+=("$SPID")
+  for _ in $(seq 1 600); do
+    redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0
+    sleep 0.1
+  done
+  echo "bench_persistence: $name did not start" >&2
+  exit 1
+}
+
+stop() {  # name
+  redis-cli -p "${PORT[$1]}" shutdown nosave >/dev/null 2>&1
+  wait "$SPID" 2>/dev/null
+}
+
+info() {  # name field
+  redis-cli -p "${PORT[$1]}" info persistence | tr -d '\r' | sed -n "s/^$2://p"
+}
+
+wait_save() {  # name
+  while [ "$(info "$1" rdb_bgsave_in_progress)" != 0 ]; do sleep 0.01; done
+}
+
+rss_kb() {  # pid: VmRSS of pid and of its children (a fork child)
+  local s=0 r p
+  for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+    r=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' /proc/"$p"/status 2>/dev/null)
+    s=$((s + ${r:-0}))
+  done
+  echo "$s"
+}
+
+json_p99() {  # file: the whole run's p99 in microseconds
+  sed -n 's/^  "latency_us": {.*"p99": \([0-9.]*\),.*/\1/p' "$1"
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
+
+run_one() {  # name rep
+  local name=$1 rep=$2 port=${PORT[$1]} t0 t1 base peak r pid loadpid
+  rm -f "$TMP/$name/dump.rdb"
+  start "$name"
+  pid=$SPID
+  "$CLI" -p "$port" bench -t 2 -c 4 -P 64 --ratio 0:1 --key-pattern sequential \
+    -k "$KEYS" -r "$KEYS" --data-size 32 -q >/dev/null 2>&1
+  echo "  $name: $(redis-cli -p "$port" dbsize) keys, RSS $(rss_kb "$pid") kB" >&2
+
+  # idle BGSAVE
+  t0=$EPOCHREALTIME
+  redis-cli -p "$port" bgsave >/dev/null
+  sleep 0.01
+  wait_save "$name"
+  t1=$EPOCHREALTIME
+  awk -v k="$KEYS" -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f\n", k / (b - a)}' >>"$TMP/$name.save"
+
+  # load + back-to-back BGSAVEs + RSS sampling
+  base=$(rss_kb "$pid")
+  rm -f "$TMP/stop"
+  "$CLI" -p "$port" bench -t 1 -c 8 -P 1 --ratio 1:1 -k "$KEYS" --data-size 32 \
+    --duration "$LOAD_SECS" --json "$TMP/$name.$rep.json" -q >/dev/null 2>&1 &
+  loadpid=$!
+  (
+    peak=0
+    while [ ! -e "$TMP/stop" ]; do
+      r=$(rss_kb "$pid"); [ "$r" -gt "$peak" ] && peak=$r
+      sleep 0.01
+    done
+    echo "$peak" >"$TMP/peak"
+  ) &
+  local sampler=$! saves=0
+  while kill -0 "$loadpid" 2>/dev/null; do
+    redis-cli -p "$port" bgsave >/dev/null 2>&1
+    saves=$((saves + 1))
+    sleep 0.01
+    wait_save "$name"
+  done
+  wait "$loadpid"
+  touch "$TMP/stop"; wait "$sampler"
+  peak=$(cat "$TMP/peak")
+  echo "$(json_p99 "$TMP/$name.$rep.json")" >>"$TMP/$name.p99"
+  awk -v p="$peak" -v b="$base" 'BEGIN{printf "%.4f\n", (p - b) / b}' >>"$TMP/$name.rss"
+  echo "  $name: $saves BGSAVEs under load, p99 $(json_p99 "$TMP/$name.$rep.json") us, RSS $base -> peak $peak kB" >&2
+
+  # a last save, then load it at start-up
+  redis-cli -p "$port" bgsave >/dev/null 2>&1; sleep 0.01; wait_save "$name"
+  stop "$name"
+  start "$name"
+  r=$(sed -n 's/.*DB loaded from disk: \([0-9.]*\) seconds.*/\1/p' "$TMP/$name/log" | tail -1)
+  awk -v k="$KEYS" -v s="$r" 'BEGIN{if (s > 0) printf "%.0f\n", k / s; else print "nan"}' >>"$TMP/$name.load"
+  stop "$name"
+}
+
+echo "bench_persistence: $KEYS keys, $REPEATS repeat(s), ${LOAD_SECS}s load at 50% writes, $(nproc) cores" >&2
+for rep in $(seq 1 "$REPEATS"); do
+  for name in rcukv redis; do
+    run_one "$name" "$rep"
+  done
+done
+
+declare -A P99 RSS SAVE LOAD
+for name in rcukv redis; do
+  P99[$name]=$(median <"$TMP/$name.p99")
+  RSS[$name]=$(median <"$TMP/$name.rss")
+  SAVE[$name]=$(median <"$TMP/$name.save")
+  LOAD[$name]=$(median <"$TMP/$name.load")
+  echo "BENCH persistence.p99_during_save.$name ${P99[$name]} us"
+  echo "BENCH persistence.peak_rss_growth.$name ${RSS[$name]} fraction"
+  echo "BENCH persistence.save.$name ${SAVE[$name]} keys/s"
+  echo "BENCH persistence.load.$name ${LOAD[$name]} keys/s"
+done
+awk -v a="${P99[rcukv]}" -v b="${P99[redis]}" \
+  'BEGIN{if (b > 0) printf "RATIO persistence.p99_during_save %.3f lower\n", a / b}'
+awk -v a="${RSS[rcukv]}" -v b="${RSS[redis]}" \
+  'BEGIN{if (b > 0) printf "RATIO persistence.peak_rss_growth %.3f lower\n", a / b}'
+awk -v a="${SAVE[rcukv]}" -v b="${SAVE[redis]}" \
+  'BEGIN{if (b > 0) printf "RATIO persistence.save %.3f higher\n", a / b}'
+awk -v a="${LOAD[rcukv]}" -v b="${LOAD[redis]}" \
+  'BEGIN{if (b > 0) printf "RATIO persistence.load %.3f higher\n", a / b}'

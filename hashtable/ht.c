@@ -691,7 +691,8 @@ static void snap_capture(struct ht_snap *sn, size_t i, struct snap_vec *out)
  * The writers' side: about to change bucket @i (of ht->tbl, stripe @s) while
  * snapshot @sn runs: capture it first.  Context: @s's mutex held.
  */
-static void snap_before_write(struct ht *ht, struct ht_snap *sn, struct ht_stripe *s, size_t i)
+__attribute__((noinline, cold)) static void snap_before_write(struct ht *ht, struct ht_snap *sn,
+								struct ht_stripe *s, size_t i)
 {
 	if (sn->frozen)
 		return; /* the table changing now was created after the moment */
@@ -720,8 +721,7 @@ struct loc {
  */
 static void loc_init(struct ht *ht, struct loc *l, uint32_t h)
 {
-	/* Relaxed: ht->snap changes only with every stripe held (we hold one). */
-	struct ht_snap *sn = atomic_load_explicit(&ht->snap, memory_order_relaxed);
+	struct ht_snap *sn;
 	struct ht_tbl *t, *o, *n;
 	size_t i;
 
@@ -729,13 +729,17 @@ static void loc_init(struct ht *ht, struct loc *l, uint32_t h)
 	l->state = l->s->state;
 	l->h = h;
 	l->nheads = 0;
-	switch (l->state) {
-	case S_NORMAL:
+	if (RCU_LIKELY(l->state == S_NORMAL)) { /* the common case first */
 		t = rcu_dereference_protected(ht->tbl, "stripe mutex");
 		l->primary = &t->b[h & t->mask];
+		/* Relaxed: ht->snap changes only with every stripe held (we
+		 * hold one).  The one cost of snapshots when none runs. */
+		sn = atomic_load_explicit(&ht->snap, memory_order_relaxed);
 		if (RCU_UNLIKELY(sn != NULL))
 			snap_before_write(ht, sn, l->s, h & t->mask);
 		return;
+	}
+	switch (l->state) {
 	case S_GROW_PREP:
 		o = ht->rs_old;
 		n = ht->rs_new;
@@ -769,7 +773,7 @@ static void loc_init(struct ht *ht, struct loc *l, uint32_t h)
 		ht_die("stripe state %d", l->state);
 	}
 	/* A snapshot begins only when no resize runs and holds them off. */
-	if (sn)
+	if (atomic_load_explicit(&ht->snap, memory_order_relaxed))
 		ht_die("snapshot running during a resize (stripe state %d)", l->state);
 }
 

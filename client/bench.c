@@ -22,6 +22,12 @@
  * everything else after pthread_join.  b->seq_key (atomic, relaxed) hands
  * out sequential key numbers.
  *
+ * TLS (--tls): every connection runs OpenSSL over its non-blocking socket
+ * (client/tls.c): EPOLLIN stays registered, so a TLS read or write that waits
+ * for the other direction is woken either way, and before waiting again a
+ * connection drains what OpenSSL already decrypted (cli_conn_pending()).
+ * The SSL_CTX is made before the workers start and only read by them.
+ *
  * Tested by tests/client/test_bench.sh against a real redis-server (request
  * counts, ratio and key space checked with INFO; stall under open and closed
  * loop; JSON, HDR and SVG outputs).
@@ -77,7 +83,7 @@ struct pend {
 };
 
 struct bconn {
-	struct cli_conn c; /* hiredis-opened socket, our buffers unused */
+	struct cli_conn c; /* hiredis-opened socket (+ SSL), our buffers unused */
 	int alive;
 	char *w; /* bytes still to write */
 	size_t wlen, woff, wcap;
@@ -175,6 +181,9 @@ static void bench_usage(FILE *f)
 	    "  -a, --password PASS    AUTH password;  --user USER  AUTH user\n"
 	    "  -n, --db N             SELECT database N\n"
 	    "  -3, --resp3            talk RESP3 (HELLO 3)\n"
+	    "      --tls              TLS, as rcukv-cli --tls; with --sni HOST, --cacert FILE,\n"
+	    "                         --cacertdir DIR, --insecure, --cert FILE, --key FILE\n"
+	    "                         (see rcukv-cli --help)\n"
 	    "Load:\n"
 	    "  -t, --threads N        worker threads (default 1)\n"
 	    "  -c, --clients N        connections per thread (default 4)\n"
@@ -272,7 +281,14 @@ enum {
 	O_LABEL,
 	O_HELP,
 	O_USER,
-	O_TIMEOUT
+	O_TIMEOUT,
+	O_TLS,
+	O_SNI,
+	O_CACERT,
+	O_CACERTDIR,
+	O_INSECURE,
+	O_CERT,
+	O_KEY
 };
 
 static const struct option bench_longopts[] = {{"host", required_argument, NULL, 'h'},
@@ -282,6 +298,13 @@ static const struct option bench_longopts[] = {{"host", required_argument, NULL,
 					       {"user", required_argument, NULL, O_USER},
 					       {"db", required_argument, NULL, 'n'},
 					       {"resp3", no_argument, NULL, '3'},
+					       {"tls", no_argument, NULL, O_TLS},
+					       {"sni", required_argument, NULL, O_SNI},
+					       {"cacert", required_argument, NULL, O_CACERT},
+					       {"cacertdir", required_argument, NULL, O_CACERTDIR},
+					       {"insecure", no_argument, NULL, O_INSECURE},
+					       {"cert", required_argument, NULL, O_CERT},
+					       {"key", required_argument, NULL, O_KEY},
 					       {"threads", required_argument, NULL, 't'},
 					       {"clients", required_argument, NULL, 'c'},
 					       {"pipeline", required_argument, NULL, 'P'},
@@ -334,6 +357,27 @@ static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **
 			break;
 		case O_USER:
 			c->conn.user = optarg;
+			break;
+		case O_TLS:
+			c->conn.tls.enabled = 1;
+			break;
+		case O_INSECURE:
+			c->conn.tls.insecure = 1;
+			break;
+		case O_SNI:
+			c->conn.tls.sni = optarg;
+			break;
+		case O_CACERT:
+			c->conn.tls.cacert = optarg;
+			break;
+		case O_CACERTDIR:
+			c->conn.tls.cacertdir = optarg;
+			break;
+		case O_CERT:
+			c->conn.tls.cert = optarg;
+			break;
+		case O_KEY:
+			c->conn.tls.key = optarg;
 			break;
 		case 'n':
 			if (opt_ll("db", optarg, 0, 1 << 30, &v))
@@ -765,7 +809,7 @@ static void try_reconnect(struct bthread *t, struct bconn *k, uint64_t now)
 static void flush_conn(struct bthread *t, struct bconn *k)
 {
 	while (k->woff < k->wlen) {
-		ssize_t n = write(k->c.fd, k->w + k->woff, k->wlen - k->woff);
+		ssize_t n = cli_conn_xmit(&k->c, k->w + k->woff, k->wlen - k->woff);
 		if (n > 0) {
 			k->woff += (size_t)n;
 			continue;
@@ -914,7 +958,7 @@ static void on_readable(struct bench *b, struct bthread *t, struct bconn *k)
 			k->r = p;
 			k->rcap = cap;
 		}
-		ssize_t n = read(k->c.fd, k->r + k->rlen, k->rcap - k->rlen);
+		ssize_t n = cli_conn_recv(&k->c, k->r + k->rlen, k->rcap - k->rlen);
 		if (n > 0) {
 			k->rlen += (size_t)n;
 			uint64_t now = now_ns();
@@ -925,7 +969,7 @@ static void on_readable(struct bench *b, struct bthread *t, struct bconn *k)
 				cli_die("pthread_mutex_unlock");
 			if (!k->alive)
 				return;
-			if (k->rlen < k->rcap)
+			if (k->rlen < k->rcap && !cli_conn_pending(&k->c))
 				return; /* the socket had less than we could take: drained */
 			continue;
 		}
@@ -1367,7 +1411,10 @@ int cli_bench_main(int argc, char **argv, const struct cli_conn_opts *base)
 		return r > 0 ? 0 : 1;
 	if (cmp_a)
 		return cli_svg_compare(cmp_a, cmp_b, c.svg);
+	if (cli_tls_setup(&c.conn) != 0)
+		return 1;
 	r = run_bench(&c);
+	cli_tls_teardown(&c.conn);
 	if (c.targc > 0)
 		cli_free_args(c.targc, c.targv, c.tlens);
 	return r;

@@ -4,7 +4,8 @@
  * What it owns: the RESP2/RESP3 reply scanner and reply tree (resp.c), the
  * redis-cli compatible reply formatter (format.c), a blocking connection that
  * uses hiredis to connect and our own reader to parse replies (conn.c, because
- * Debian's hiredis 0.14 does not parse RESP3), the latency histogram (hist.c),
+ * Debian's hiredis 0.14 does not parse RESP3), its TLS transport over OpenSSL
+ * (tls.c, because that hiredis has no hiredis_ssl), the latency histogram (hist.c),
  * the load generator (bench.c) and its reports (report.c).
  *
  * Invariants: a struct cli_reply owns every child and every string under it and
@@ -17,7 +18,8 @@
  *
  * Tests: tests/client/test_hist.c (histogram, scanner, argument splitting),
  * tests/client/test_cli.sh (output against the real redis-cli),
- * tests/client/test_bench.sh (load generator, checked from the server side).
+ * tests/client/test_bench.sh (load generator, checked from the server side),
+ * tests/client/test_tls.sh (every mode over TLS, against rcukv and redis).
  *
  * The client shares no code with server/: it only knows what a Redis client
  * must know.
@@ -28,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* ---- RESP reply scanner and tree (resp.c) ---- */
 
@@ -138,6 +141,17 @@ void cli_free_args(int argc, char **argv, size_t *lens);
 
 /* ---- blocking connection (conn.c) ---- */
 
+/* redis-cli's TLS options; the strings are borrowed (argv) and outlive every connection. */
+struct cli_tls_opts {
+	int enabled;	       /* --tls, or a rediss:// URI */
+	int insecure;	       /* --insecure: no certificate verification at all */
+	const char *sni;       /* --sni: server name sent and checked (default: the host) */
+	const char *cacert;    /* --cacert file, or NULL */
+	const char *cacertdir; /* --cacertdir, or NULL; neither: the system's CAs */
+	const char *cert;      /* --cert: client certificate (needs key) */
+	const char *key;       /* --key: its private key */
+};
+
 struct cli_conn_opts {
 	const char *host;
 	int port;
@@ -146,12 +160,17 @@ struct cli_conn_opts {
 	const char *password; /* AUTH password, or NULL */
 	int db;		      /* SELECT when non-zero */
 	int resp3;	      /* HELLO 3 after connecting */
-	int timeout_ms;	      /* connect timeout */
+	int timeout_ms;	      /* connect timeout (the TLS handshake too) */
+	struct cli_tls_opts tls;
+	/* SSL_CTX made by cli_tls_setup() from tls, NULL without TLS; read-only
+	 * once connections exist, shared by copies of these options (bench). */
+	void *tls_ctx;
 };
 
 struct cli_conn {
 	void *hc; /* redisContext: hiredis owns the socket */
 	int fd;
+	void *ssl;  /* SSL over fd when TLS (tls.c), else NULL */
 	char *rbuf; /* bytes received and not yet consumed */
 	size_t rlen, rcap;
 	int eof;       /* the server closed the connection */
@@ -159,12 +178,15 @@ struct cli_conn {
 };
 
 /**
- * cli_conn_open - connect (TCP or unix socket) through hiredis.
+ * cli_conn_open - connect (TCP or unix socket) through hiredis, then run the
+ * TLS handshake when o->tls_ctx is set.
  * @c: caller storage, overwritten; release with cli_conn_close().
  * @o: where and how; only host/port/socket/timeout_ms are used here.
  *
- * Context: blocks up to o->timeout_ms.  No handshake (cli_conn_handshake).
- * Return: 0, or -1 with c->err holding redis-cli's "Could not connect" text.
+ * Context: blocks up to o->timeout_ms (connect, and again for TLS).  No
+ * AUTH/HELLO/SELECT (cli_conn_handshake).
+ * Return: 0, or -1 with c->err holding redis-cli's "Could not connect" text
+ * (for TLS: "... SSL_connect failed: certificate verify failed (reason)").
  */
 int cli_conn_open(struct cli_conn *c, const struct cli_conn_opts *o);
 /*
@@ -188,6 +210,55 @@ int cli_conn_send(struct cli_conn *c, int argc, char **argv, const size_t *lens)
  * set when the server closed, the read failed or the reply was malformed.
  */
 struct cli_reply *cli_conn_read(struct cli_conn *c);
+/**
+ * cli_conn_recv - read bytes as read(2) does, over TLS when c->ssl is set.
+ * @c: an open connection; its descriptor may be blocking or not.
+ *
+ * Context: the connection's owner thread.
+ * Return: bytes read (> 0), 0 when the server closed, or -1 with errno:
+ * EAGAIN/EINTR (retry; over TLS also when OpenSSL needs to write first),
+ * anything else with c->err set ("Error: ...").
+ */
+ssize_t cli_conn_recv(struct cli_conn *c, void *buf, size_t n);
+/**
+ * cli_conn_xmit - write bytes as write(2) does, over TLS when c->ssl is set.
+ * A retry after EAGAIN must pass the unwritten bytes again in front (the
+ * buffer may have moved or grown since).
+ * Return: bytes written (> 0), or -1 with errno (EAGAIN/EINTR: retry;
+ * anything else with c->err set).
+ */
+ssize_t cli_conn_xmit(struct cli_conn *c, const void *buf, size_t n);
+/* Does the connection hold received bytes that poll/epoll cannot see (TLS)? */
+int cli_conn_pending(const struct cli_conn *c);
+
+/* ---- TLS transport (tls.c); see conn.c for the plain one ---- */
+
+/**
+ * cli_tls_setup - make o->tls_ctx from o->tls (CA, client certificate, verification).
+ * @o: options; nothing is done unless o->tls.enabled, or when tls_ctx exists.
+ *
+ * Context: main thread, before any connection.  Prints redis-cli's message
+ * ("Could not negotiate a TLS connection: Invalid CA Certificate
+ * File/Directory", "... Invalid client certificate", "... Invalid private key").
+ * Return: 0, or -1 (exit status 1, as redis-cli).
+ */
+int cli_tls_setup(struct cli_conn_opts *o);
+/* Free o->tls_ctx (after every connection made from it was closed). */
+void cli_tls_teardown(struct cli_conn_opts *o);
+/**
+ * cli_tls_handshake - run the TLS client handshake on c->fd and verify the server.
+ * @where: "host:port" or the socket path, for messages.
+ *
+ * Context: blocks up to o->timeout_ms; the descriptor must be blocking.
+ * Return: 0 with c->ssl set, or -1 with c->err set.
+ */
+int cli_tls_handshake(struct cli_conn *c, const struct cli_conn_opts *o, const char *where);
+/* Transport halves of cli_conn_recv/cli_conn_xmit/cli_conn_pending for c->ssl. */
+ssize_t cli_tls_recv(struct cli_conn *c, void *buf, size_t n);
+ssize_t cli_tls_send(struct cli_conn *c, const void *buf, size_t n);
+int cli_tls_pending(const struct cli_conn *c);
+/* Send close_notify (best effort, never waits) and free c->ssl; the fd stays open. */
+void cli_tls_close(struct cli_conn *c);
 
 /* ---- latency histogram (hist.c) ---- */
 

@@ -3,9 +3,12 @@
  *
  * hiredis opens the socket (TCP with TCP_NODELAY, or unix) and owns it; we
  * write RESP ourselves and read with our own scanner because Debian's hiredis
- * 0.14 knows only RESP2.  A connection belongs to one thread.
+ * 0.14 knows only RESP2.  With TLS (o->tls_ctx), tls.c runs OpenSSL over that
+ * socket and every byte goes through cli_conn_recv()/cli_conn_xmit(), which
+ * pick the transport.  A connection belongs to one thread.
  *
- * Tested by tests/client/test_cli.sh (command, stdin and interactive modes).
+ * Tested by tests/client/test_cli.sh (command, stdin and interactive modes)
+ * and tests/client/test_tls.sh (the same over TLS).
  */
 #include "client/cli.h"
 
@@ -42,16 +45,59 @@ int cli_conn_open(struct cli_conn *c, const struct cli_conn_opts *o)
 		redisFree(hc);
 		return -1;
 	}
+	c->hc = hc;
+	c->fd = hc->fd;
+	if (o->tls_ctx) {
+		char where[300];
+		if (o->socket)
+			snprintf(where, sizeof(where), "%s", o->socket);
+		else
+			snprintf(where, sizeof(where), "%s:%d", o->host, o->port);
+		if (cli_tls_handshake(c, o, where) != 0) {
+			redisFree(hc);
+			c->hc = NULL;
+			c->fd = -1;
+			return -1;
+		}
+	}
 	/* The connect timeout must not become a read timeout (BLPOP may wait). */
 	struct timeval zero = {0, 0};
 	redisSetTimeout(hc, zero);
-	c->hc = hc;
-	c->fd = hc->fd;
 	return 0;
+}
+
+ssize_t cli_conn_recv(struct cli_conn *c, void *buf, size_t n)
+{
+	ssize_t r;
+
+	if (c->ssl)
+		return cli_tls_recv(c, buf, n);
+	r = read(c->fd, buf, n);
+	if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		snprintf(c->err, sizeof(c->err), "Error: %s", strerror(errno));
+	return r;
+}
+
+ssize_t cli_conn_xmit(struct cli_conn *c, const void *buf, size_t n)
+{
+	ssize_t r;
+
+	if (c->ssl)
+		return cli_tls_send(c, buf, n);
+	r = write(c->fd, buf, n);
+	if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		snprintf(c->err, sizeof(c->err), "Error: %s", strerror(errno));
+	return r;
+}
+
+int cli_conn_pending(const struct cli_conn *c)
+{
+	return cli_tls_pending(c);
 }
 
 void cli_conn_close(struct cli_conn *c)
 {
+	cli_tls_close(c); /* before hiredis closes the descriptor under it */
 	if (c->hc)
 		redisFree(c->hc);
 	c->hc = NULL;
@@ -83,11 +129,14 @@ int cli_conn_send(struct cli_conn *c, int argc, char **argv, const size_t *lens)
 	}
 	cli_encode_cmd(&b, argc, argv, lens);
 	while (off < b.len) {
-		ssize_t n = write(c->fd, b.p + off, b.len - off);
+		ssize_t n = cli_conn_xmit(c, b.p + off, b.len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			snprintf(c->err, sizeof(c->err), "Error: %s", strerror(errno));
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				snprintf(c->err, sizeof(c->err), "Error: send timed out");
+			else if (n == 0)
+				snprintf(c->err, sizeof(c->err), "Error: %s", strerror(EPIPE));
 			free(b.p);
 			return -1;
 		}
@@ -132,7 +181,7 @@ struct cli_reply *cli_conn_read(struct cli_conn *c)
 			c->rbuf = p;
 			c->rcap = cap;
 		}
-		ssize_t n = read(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen);
+		ssize_t n = cli_conn_recv(c, c->rbuf + c->rlen, c->rcap - c->rlen);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0) {
@@ -144,10 +193,8 @@ struct cli_reply *cli_conn_read(struct cli_conn *c)
 			snprintf(c->err, sizeof(c->err), "Error: no reply within the timeout");
 			return NULL;
 		}
-		if (n < 0) {
-			snprintf(c->err, sizeof(c->err), "Error: %s", strerror(errno));
-			return NULL;
-		}
+		if (n < 0)
+			return NULL; /* c->err set by cli_conn_recv */
 		c->rlen += (size_t)n;
 	}
 }

@@ -8,7 +8,11 @@
  * difference: an error reply makes the exit status 1 (redis-cli needs -e for
  * that; -e is accepted here and changes nothing).
  *
- * Single-threaded.  Tested by tests/client/test_cli.sh.
+ * TLS (--tls and redis-cli's other TLS options, or rediss://) works in every
+ * mode: the SSL_CTX is made once here (or by bench) and the connections run
+ * over it (conn.c, tls.c).
+ *
+ * Single-threaded.  Tested by tests/client/test_cli.sh and test_tls.sh.
  */
 #include "client/cli.h"
 
@@ -45,7 +49,8 @@ static void usage(FILE *f)
 		"  -h <hostname>      Server hostname (default: 127.0.0.1).\n"
 		"  -p <port>          Server port (default: 6379).\n"
 		"  -s <socket>        Server socket (overrides hostname and port).\n"
-		"  -u <uri>           Server URI: redis://[[user]:password@]host[:port][/db].\n"
+		"  -u <uri>           Server URI: redis://[[user]:password@]host[:port][/db]\n"
+		"                     (rediss:// for TLS).\n"
 		"  -a <password>      Password to use when connecting to the server.\n"
 		"  --pass <password>  Alias of -a.\n"
 		"  --user <username>  Username to send with AUTH (needs -a).\n"
@@ -57,7 +62,17 @@ static void usage(FILE *f)
 		"  -i <interval>      With -r, wait <interval> seconds between commands;\n"
 		"                     fractions such as 0.1 are allowed.\n"
 		"  -x                 Read the last argument from standard input.\n"
-		"  -t <timeout>       Connect timeout in seconds (default: 5).\n"
+		"  -t <timeout>       Connect timeout in seconds (default: 5); bounds the TLS\n"
+		"                     handshake too.\n"
+		"  --tls              Establish a secure TLS connection.\n"
+		"  --sni <host>       Server name indication for TLS; also the name the\n"
+		"                     server's certificate must carry (default: -h).\n"
+		"  --cacert <file>    CA Certificate file to verify with.\n"
+		"  --cacertdir <dir>  Directory where trusted CA certificates are stored.\n"
+		"                     Without --cacert and --cacertdir: the system's CAs.\n"
+		"  --insecure         Allow insecure TLS connection by skipping cert validation.\n"
+		"  --cert <file>      Client certificate to authenticate with.\n"
+		"  --key <file>       Private key file to authenticate with.\n"
 		"  --raw              Print raw replies even on a terminal.\n"
 		"  --no-raw           Print formatted replies even when stdout is not a terminal.\n"
 		"  -e                 Accepted for redis-cli compatibility: rcukv-cli always\n"
@@ -175,14 +190,17 @@ static int parse_uri(const char *uri, struct cli_conn_opts *c)
 	const char *p, *at, *end, *colon, *slash;
 	long long v;
 
-	if (strncmp(uri, "redis://", 8) != 0) {
+	if (strncmp(uri, "redis://", 8) == 0) {
+		p = uri + 8;
+	} else if (strncmp(uri, "rediss://", 9) == 0) {
+		p = uri + 9;
+		c->tls.enabled = 1;
+	} else {
 		fprintf(stderr,
-			"rcukv-cli: invalid URI '%s': it must start with redis:// "
-			"(TLS is not supported)\n",
+			"rcukv-cli: invalid URI '%s': it must start with redis:// or rediss://\n",
 			uri);
 		return -1;
 	}
-	p = uri + 8;
 	end = p + strlen(p);
 	slash = strchr(p, '/');
 	at = memchr(p, '@', (size_t)((slash ? slash : end) - p));
@@ -302,6 +320,25 @@ static int parse_opts(int argc, char **argv, struct cli_opts *o)
 			if (end == next || *end || t <= 0 || t > 3600)
 				return bad_value(a, next);
 			o->c.timeout_ms = (int)(t * 1000);
+		} else if (!strcmp(a, "--tls")) {
+			o->c.tls.enabled = 1;
+		} else if (!strcmp(a, "--insecure")) {
+			o->c.tls.insecure = 1;
+		} else if (!strcmp(a, "--sni")) {
+			NEED_ARG();
+			o->c.tls.sni = next;
+		} else if (!strcmp(a, "--cacert")) {
+			NEED_ARG();
+			o->c.tls.cacert = next;
+		} else if (!strcmp(a, "--cacertdir")) {
+			NEED_ARG();
+			o->c.tls.cacertdir = next;
+		} else if (!strcmp(a, "--cert")) {
+			NEED_ARG();
+			o->c.tls.cert = next;
+		} else if (!strcmp(a, "--key")) {
+			NEED_ARG();
+			o->c.tls.key = next;
 		} else if (!strcmp(a, "-x")) {
 			o->stdin_last = 1;
 		} else if (!strcmp(a, "--raw")) {
@@ -716,13 +753,19 @@ int main(int argc, char **argv)
 				"command line interface may not be safe.\n");
 	if (first < argc && !strcmp(argv[first], "bench"))
 		return cli_bench_main(argc - first, argv + first, &o.c);
-	if (first < argc)
-		return command_mode(&o, argc - first, argv + first);
-	if (o.stdin_last) {
+	if (first == argc && o.stdin_last) {
 		fprintf(stderr, "rcukv-cli: -x needs a command\n");
 		return 1;
 	}
-	if (isatty(STDIN_FILENO))
-		return interactive_mode(&o);
-	return line_mode(&o);
+	if (cli_tls_setup(&o.c) != 0)
+		return 1;
+	int rc;
+	if (first < argc)
+		rc = command_mode(&o, argc - first, argv + first);
+	else if (isatty(STDIN_FILENO))
+		rc = interactive_mode(&o);
+	else
+		rc = line_mode(&o);
+	cli_tls_teardown(&o.c);
+	return rc;
 }

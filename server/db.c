@@ -1297,6 +1297,8 @@ static void cmd_flush(struct conn *c, int argc)
 		reply_ht_err(c, rc);
 	} else {
 		SRV_DIRTY(c, removed);
+		if (util_strcaseeq(K(0), "flushall"))
+			persist_flushall();
 		reply_ok(c);
 	}
 }

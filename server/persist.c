@@ -8,7 +8,8 @@
  * No fork.  A save is one ht_snapshot() of the table: BGSAVE runs it on a
  * thread of its own (registered QSBR reader, offline except inside
  * ht_snapshot(), which keeps the flavor's grace periods going while the
- * callback sleeps on write(2)); SAVE and the shutdown save run it on the
+ * callback sleeps on write(2)) at nice +10, so that on a busy machine the
+ * workers get the CPU first; SAVE and the shutdown save run it on the
  * calling thread.  At most one save runs at a time (P.saving); SAVE and
  * BGSAVE refuse while one runs, BGSAVE SCHEDULE queues one for the cron.
  *
@@ -45,7 +46,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -442,7 +445,9 @@ static void save_done(int r, long long dirty_at, int background, long long start
 		P.last_save = unix_now();
 		P.bg_last_ok = 1;
 		P.saves++;
-	} else if (background) {
+	} else if (background && r != -ECANCELED) {
+		/* stopped on purpose (FLUSHALL, shutdown) is no failure, as a
+		 * Redis child killed by its parent */
 		P.bg_last_ok = 0;
 	}
 	if (background)
@@ -459,6 +464,10 @@ static void *bgsave_main(void *arg)
 	int r;
 
 	(void)arg;
+	/* Background work yields the CPU to the workers: nice +10 for this
+	 * thread only (Linux applies PRIO_PROCESS to a thread id).  Best effort. */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10) != 0)
+		srv_log(LL_VERBOSE, "BGSAVE thread: setpriority: %s", strerror(errno));
 	rcu_register_thread();
 	rcu_thread_offline(); /* online only inside ht_snapshot() */
 	r = save_now(&dirty_at, &nkeys);
@@ -467,6 +476,8 @@ static void *bgsave_main(void *arg)
 	save_done(r, dirty_at, 1, start);
 	if (r == 0)
 		srv_log(LL_NOTICE, "Background saving terminated with success");
+	else if (r == -ECANCELED)
+		srv_log(LL_WARNING, "Background saving stopped before its end");
 	else
 		srv_log(LL_WARNING, "Background saving error");
 	/* Release: our last writes happen-before the cron's join. */
@@ -480,6 +491,14 @@ static int bgsave_start_locked(void)
 	sigset_t all, old;
 	int r;
 
+	if (P.bg_running) {
+		/* the last BGSAVE thread is past save_done() (P.saving is 0) and
+		 * takes p_lock no more: join it here rather than in the cron */
+		pthread_t t = P.bg_thread;
+
+		P.bg_running = 0;
+		pthread_join(t, NULL);
+	}
 	P.saving = 1;
 	P.bg_running = 1;
 	P.bg_scheduled = 0;
@@ -504,7 +523,8 @@ static int bgsave_start_locked(void)
 	return 0;
 }
 
-/* Join a finished BGSAVE thread.  Main thread (cron, shutdown). */
+/* Join a finished BGSAVE thread (@wait: or wait for it).  Main thread (cron,
+ * shutdown).  Whoever clears P.bg_running under p_lock joins. */
 static void bgsave_reap(int wait)
 {
 	pthread_t t;
@@ -516,11 +536,9 @@ static void bgsave_reap(int wait)
 		return;
 	}
 	t = P.bg_thread;
-	pthread_mutex_unlock(&p_lock);
-	pthread_join(t, NULL);
-	pthread_mutex_lock(&p_lock);
 	P.bg_running = 0;
 	pthread_mutex_unlock(&p_lock);
+	pthread_join(t, NULL);
 }
 
 /* ------------------------------------------------------------ commands */
@@ -594,6 +612,41 @@ void persist_cmd_lastsave(struct conn *c, int argc)
 	t = P.last_save;
 	pthread_mutex_unlock(&p_lock);
 	reply_int(c, t);
+}
+
+/*
+ * FLUSHALL with save points, as Redis 7.0: a running save is stopped (its
+ * temporary file removed, no error recorded) and the emptied data set is saved
+ * at once, so a restart does not bring the flushed keys back.
+ * Context: worker thread, after the flush, holding no table reference.
+ */
+void persist_flushall(void)
+{
+	long long dirty_at = 0, start = util_mstime();
+	uint64_t nkeys = 0;
+	int r;
+
+	pthread_mutex_lock(&p_lock);
+	r = P.npts;
+	pthread_mutex_unlock(&p_lock);
+	if (!r)
+		return;
+	rcu_thread_offline();
+	for (;;) {
+		atomic_store_explicit(&bg_abort, 1, memory_order_relaxed);
+		pthread_mutex_lock(&p_lock);
+		if (!P.saving) {
+			P.saving = 1;
+			pthread_mutex_unlock(&p_lock);
+			break;
+		}
+		pthread_mutex_unlock(&p_lock);
+		usleep(1000);
+	}
+	atomic_store_explicit(&bg_abort, 0, memory_order_relaxed);
+	r = save_now(&dirty_at, &nkeys);
+	save_done(r, dirty_at, 0, start);
+	rcu_thread_online();
 }
 
 /* ---------------------------------------------------------------- cron */

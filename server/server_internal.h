@@ -405,6 +405,7 @@ int persist_writes_denied(void);
 void persist_cmd_save(struct conn *c, int argc);
 void persist_cmd_bgsave(struct conn *c, int argc);
 void persist_cmd_lastsave(struct conn *c, int argc);
+void persist_flushall(void); /* FLUSHALL: save now if save points are set */
 #define ERR_MISCONF                                                                                \
 	"-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "      \
 	"persist to disk. Commands that may modify the data set are disabled, because this "     \

@@ -803,6 +803,15 @@ static void test_round_trip(void)
 	CHECK(dump_load(dump, &d, err, sizeof(err)) == 0 && dump_find(&d, "p2", 2),
 	      "the cron's dump has the writes");
 	dump_free(&d);
+
+	/* FLUSHALL with save points saves the empty data set at once (Redis 7.0) */
+	CHECK(cmd_ok(c, "CONFIG SET save %s", "3600 1000"), "save 3600 1000");
+	CHECK(cmd_ok(c, "SET f 1"), "SET");
+	CHECK(cmd_ok(c, "FLUSHALL"), "FLUSHALL");
+	CHECK(dump_load(dump, &d, err, sizeof(err)) == 0 && d.n == 0,
+	      "FLUSHALL with save points left an empty dump (%zu keys)", d.n);
+	dump_free(&d);
+	CHECK(info_field(c, "rdb_changes_since_last_save") == 0, "FLUSHALL's save reset changes");
 	redisFree(c);
 	CHECK(shutdown_srv(&s, "NOSAVE") == 0, "SHUTDOWN NOSAVE");
 }

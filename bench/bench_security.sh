@@ -12,6 +12,7 @@
 #   BENCH security.tls_get_p16.rcukv / .rcukv_plain / .redis  ops/s
 #   RATIO security.tls_get_p16          rcukv TLS / redis TLS
 #   RATIO security.tls_get_p16_vs_plain rcukv TLS / rcukv plain TCP
+#   BENCH security.cli_tls_get_p16.rcukv / .redis  rcukv-cli bench over TLS, ops/s
 # Usage: bench/bench_security.sh [path/to/rcukv-server]
 # Env:   BENCH_QUICK=1 (fewer, shorter runs), BENCH_REPEATS=N, BENCH_PORT=7290 (3 ports)
 set -u
@@ -77,4 +78,11 @@ for s in rcukv rcukv_plain redis; do
 done
 awk -v a="${M[rcukv]}" -v b="${M[redis]}" 'BEGIN { if (b > 0) printf "RATIO security.tls_get_p16 %.2f higher\n", a / b }'
 awk -v a="${M[rcukv]}" -v b="${M[rcukv_plain]}" 'BEGIN { if (b > 0) printf "RATIO security.tls_get_p16_vs_plain %.2f higher\n", a / b }'
+# rcukv-cli bench over TLS against both servers (GET, 2 threads x 25 connections, -P 16)
+CLI=$(dirname "$SERVER")/rcukv-cli
+for s in rcukv redis; do
+  # shellcheck disable=SC2086
+  [ -x "$CLI" ] && v=$("$CLI" ${ARGS[$s]} bench -q -t 2 -c 25 -P 16 -r "$N" --ratio 1:0 2>/dev/null |
+    awk '/^throughput/ {print $2}') && echo "BENCH security.cli_tls_get_p16.$s ${v:-?} ops/s"
+done
 echo "cores: $(nproc)"

@@ -794,7 +794,7 @@ static void conn_lost(struct bthread *t, struct bconn *k, const char *why)
 
 static void try_reconnect(struct bthread *t, struct bconn *k, uint64_t now)
 {
-	char err[300];
+	char err[600];
 	struct epoll_event ev = {.events = EPOLLIN};
 
 	if (now - k->last_reconnect < 200000000ull)
@@ -1166,7 +1166,7 @@ static int run_bench(struct bench_cfg *c)
 	struct bench_result *res = calloc(1, sizeof(*res));
 	size_t series_cap = 1024;
 	int rc = 0, progress;
-	char err[300];
+	char err[600];
 
 	if (!b || !res)
 		cli_die("out of memory");

@@ -174,7 +174,7 @@ struct cli_conn {
 	char *rbuf; /* bytes received and not yet consumed */
 	size_t rlen, rcap;
 	int eof;       /* the server closed the connection */
-	char err[256]; /* last error, for the user */
+	char err[512]; /* last error, for the user */
 };
 
 /**

@@ -16,7 +16,9 @@
  * verification off.  Unlike redis-cli 7.0 (whose hiredis checks only the
  * chain) we also check the certificate's name: --sni NAME when given, else
  * the -h host; an IP address must appear as an IP subjectAltName, a host name
- * as a DNS subjectAltName (or the CN when there is none), OpenSSL's rules.
+ * as a DNS subjectAltName (or the CN when there is none), OpenSSL's rules,
+ * plus one of ours: an IP address may also be the CN when the certificate has
+ * no IP subjectAltName (see verify_cb()).
  * Error texts and exit status follow redis-cli ("Could not negotiate a TLS
  * connection: Invalid CA Certificate File/Directory", "Could not connect to
  * Redis at H:P: SSL_connect failed: certificate verify failed", exit 1), with
@@ -61,6 +63,51 @@ static void ssl_errstr(char *buf, size_t n, const char *fallback)
 	ERR_clear_error();
 }
 
+/* Index of the SSL ex_data slot holding the IP address checked (set once, main thread). */
+static int ex_index = -1;
+
+/* Does @cert carry any IP address subjectAltName? */
+static int has_ip_san(X509 *cert)
+{
+	GENERAL_NAMES *san = X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+	int found = 0;
+
+	for (int i = 0; san && i < sk_GENERAL_NAME_num(san); i++)
+		if (sk_GENERAL_NAME_value(san, i)->type == GEN_IPADD)
+			found = 1;
+	GENERAL_NAMES_free(san);
+	return found;
+}
+
+/*
+ * OpenSSL matches an IP address against IP subjectAltNames only.  Many Redis
+ * certificates name an address by their CN alone (CN=127.0.0.1, no SAN;
+ * redis-cli 7.0 accepts them since it checks no name at all).  So, as
+ * OpenSSL does for host names, fall back to the CN when the certificate has
+ * no IP subjectAltName: an exact, whole-string match.  Everything else
+ * (chain, expiry, other names) stays verified.
+ */
+static int verify_cb(int ok, X509_STORE_CTX *x)
+{
+	if (ok || X509_STORE_CTX_get_error(x) != X509_V_ERR_IP_ADDRESS_MISMATCH)
+		return ok;
+	SSL *ssl = X509_STORE_CTX_get_ex_data(x, SSL_get_ex_data_X509_STORE_CTX_idx());
+	const char *ip = ssl ? SSL_get_ex_data(ssl, ex_index) : NULL;
+	X509 *cert = X509_STORE_CTX_get_current_cert(x);
+	if (!ip || !cert || has_ip_san(cert))
+		return 0;
+	X509_NAME *subj = X509_get_subject_name(cert);
+	int at = X509_NAME_get_index_by_NID(subj, NID_commonName, -1);
+	if (at < 0 || X509_NAME_get_index_by_NID(subj, NID_commonName, at) >= 0)
+		return 0; /* no CN, or several */
+	const ASN1_STRING *cn = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subj, at));
+	size_t n = (size_t)ASN1_STRING_length(cn);
+	if (n != strlen(ip) || memcmp(ASN1_STRING_get0_data(cn), ip, n) != 0)
+		return 0;
+	X509_STORE_CTX_set_error(x, X509_V_OK);
+	return 1;
+}
+
 int cli_tls_setup(struct cli_conn_opts *o)
 {
 	const struct cli_tls_opts *t = &o->tls;
@@ -68,6 +115,12 @@ int cli_tls_setup(struct cli_conn_opts *o)
 
 	if (!t->enabled || o->tls_ctx)
 		return 0;
+	if (ex_index < 0)
+		ex_index = SSL_get_ex_new_index(0, "rcukv-cli checked IP", NULL, NULL, NULL);
+	if (ex_index < 0) {
+		fprintf(stderr, "Could not negotiate a TLS connection: out of memory\n");
+		return -1;
+	}
 	if (!t->cert != !t->key) {
 		fprintf(stderr, "rcukv-cli: --cert and --key go together (both or neither)\n");
 		return -1;
@@ -83,7 +136,7 @@ int cli_tls_setup(struct cli_conn_opts *o)
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
 				  SSL_MODE_AUTO_RETRY);
-	SSL_CTX_set_verify(ctx, t->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_verify(ctx, t->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, verify_cb);
 	if (t->cacert || t->cacertdir) {
 		if (SSL_CTX_load_verify_locations(ctx, t->cacert, t->cacertdir) != 1) {
 			fprintf(stderr, "Could not negotiate a TLS connection: Invalid CA "
@@ -141,7 +194,7 @@ int cli_tls_handshake(struct cli_conn *c, const struct cli_conn_opts *o, const c
 {
 	const char *name = o->tls.sni ? o->tls.sni : o->socket ? NULL : o->host;
 	SSL *ssl = SSL_new(o->tls_ctx);
-	char why[160];
+	char why[240];
 	int rc;
 
 	if (!ssl) {
@@ -158,6 +211,9 @@ int cli_tls_handshake(struct cli_conn *c, const struct cli_conn_opts *o, const c
 		if ((is_ip(name) ? X509_VERIFY_PARAM_set1_ip_asc(vp, name)
 				 : X509_VERIFY_PARAM_set1_host(vp, name, 0)) != 1)
 			goto fail_ssl;
+		/* verify_cb() reads the address; name outlives the handshake. */
+		if (is_ip(name) && !SSL_set_ex_data(ssl, ex_index, (void *)name))
+			goto fail_ssl;
 	}
 	if (SSL_set_fd(ssl, c->fd) != 1)
 		goto fail_ssl;
@@ -173,7 +229,14 @@ int cli_tls_handshake(struct cli_conn *c, const struct cli_conn_opts *o, const c
 	}
 	long vr = SSL_get_verify_result(ssl);
 	int se = SSL_get_error(ssl, rc);
-	if (vr != X509_V_OK) {
+	if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+		/* redis-cli 7.0 checks no name: say how to get past it safely. */
+		snprintf(why, sizeof(why),
+			 "certificate verify failed (%s: the certificate does not name '%.100s'; "
+			 "--sni NAME checks a name it carries)",
+			 X509_verify_cert_error_string(vr), name ? name : "");
+		ERR_clear_error();
+	} else if (vr != X509_V_OK) {
 		snprintf(why, sizeof(why), "certificate verify failed (%s)",
 			 X509_verify_cert_error_string(vr));
 		ERR_clear_error();
@@ -188,14 +251,14 @@ int cli_tls_handshake(struct cli_conn *c, const struct cli_conn_opts *o, const c
 	} else {
 		ssl_errstr(why, sizeof(why), "handshake failed");
 	}
-	snprintf(c->err, sizeof(c->err), "Could not connect to Redis at %s: SSL_connect failed: %s",
+	snprintf(c->err, sizeof(c->err), "Could not connect to Redis at %.200s: SSL_connect failed: %s",
 		 where, why);
 	SSL_set_quiet_shutdown(ssl, 1);
 	SSL_free(ssl);
 	return -1;
 fail_ssl:
 	ssl_errstr(why, sizeof(why), "bad name");
-	snprintf(c->err, sizeof(c->err), "Could not connect to Redis at %s: TLS setup for '%s': %s",
+	snprintf(c->err, sizeof(c->err), "Could not connect to Redis at %.200s: TLS setup for '%.100s': %s",
 		 where, name ? name : "", why);
 	SSL_free(ssl);
 	return -1;

@@ -15,6 +15,8 @@
 #   - rcukv-cli bench over TLS: closed-loop pipelined GET/SET and big SETs
 #     (partial non-blocking TLS writes) with zero errors, the server's command
 #     count checked on its plain port;
+#   - a certificate naming 127.0.0.1 by CN alone is accepted (as redis-cli
+#     does), another address is not;
 #   - failures, each with a non-zero exit and a clear message: wrong CA
 #     (certificate verify failed), name mismatch (--sni), client certificate
 #     required but missing, --tls against a plain port (bounded by -t), bad
@@ -55,6 +57,9 @@ trap cleanup_tls EXIT
 	openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj "/CN=client"
 	openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out client.crt
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout rogue.key -out rogue.crt -subj "/CN=rogue"
+	# the style of tests/server/test_tls.sh: the address as CN, no subjectAltName
+	openssl req -newkey rsa:2048 -nodes -keyout cn.key -out cn.csr -subj "/CN=127.0.0.1"
+	openssl x509 -req -in cn.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out cn.crt
 ) >"$TMP/openssl.log" 2>&1 || {
 	fail "making certificates"; cat "$TMP/openssl.log"; finish
 }
@@ -161,7 +166,7 @@ suite() {
 	timeout 30 "$CLI" -p "$TP" "${TLS[@]}" --sni other.example ping >/dev/null 2>"$TMP/e"
 	rc=$?
 	check "$name: name mismatch (--sni other.example): exit $rc, 'hostname mismatch'" \
-		bash -c "[ $rc = 1 ] && grep -q 'certificate verify failed (hostname mismatch)' '$TMP/e'"
+		bash -c "[ $rc = 1 ] && grep -q 'certificate verify failed (hostname mismatch: the certificate does not name .other.example.' '$TMP/e'"
 	out=$(timeout 30 "$CLI" -p "$TP" "${TLS[@]}" --sni other.example --insecure ping 2>&1)
 	check "$name: name mismatch with --insecure succeeds ($out)" [ "$out" = PONG ]
 	timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/ca.crt" set nocert 1 >"$TMP/o" 2>"$TMP/e"
@@ -219,6 +224,24 @@ if wait_up "$P"; then
 	suite redis "$P" "$TP"
 else
 	fail "redis-server with tls-port did not start"; sed 's/^/    | /' "$TMP/redis.log"
+fi
+
+# ---- a certificate naming its address by CN only (no subjectAltName) ----
+free_port; P=$FREE; free_port; TP=$FREE
+redis-server --port "$P" --tls-port "$TP" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP" \
+	--tls-cert-file "$TMP/cn.crt" --tls-key-file "$TMP/cn.key" --tls-auth-clients no >"$TMP/redis-cn.log" 2>&1 &
+PIDS+=($!)
+if wait_up "$P"; then
+	out=$(timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/ca.crt" ping 2>&1)
+	check "CN=127.0.0.1 without subjectAltName: -h 127.0.0.1 accepted, as redis-cli ($out)" [ "$out" = PONG ]
+	out=$(timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/ca.crt" --sni 127.0.0.2 ping 2>&1)
+	check "CN=127.0.0.1 without subjectAltName: another address refused" \
+		grep -q "certificate verify failed (IP address mismatch" <<<"$out"
+	out=$(timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/rogue.crt" ping 2>&1)
+	check "CN=127.0.0.1 without subjectAltName: the chain is still verified" \
+		grep -q "certificate verify failed" <<<"$out"
+else
+	fail "redis-server with a CN-only certificate did not start"; sed 's/^/    | /' "$TMP/redis-cn.log"
 fi
 
 if grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$TMP"/*.log >/dev/null 2>&1; then

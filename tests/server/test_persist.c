@@ -159,11 +159,15 @@ static int start_bin(struct srv *s, const char *bin, int redis, long fsize_limit
 	args[n] = NULL;
 	s->pid = fork();
 	if (s->pid == 0) {
-		int fd = open("/dev/null", O_RDWR);
+		char errpath[320];
+		int fd = open("/dev/null", O_RDWR), efd;
 
+		/* sanitizer reports land in <dir>/<name>.stderr */
+		snprintf(errpath, sizeof(errpath), "%s/%s.stderr", s->dir, redis ? "redis" : "rcukv");
+		efd = open(errpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		dup2(fd, 0);
 		dup2(fd, 1);
-		dup2(fd, 2);
+		dup2(efd >= 0 ? efd : fd, 2);
 		if (fsize_limit > 0) {
 			struct rlimit rl = {(rlim_t)fsize_limit, (rlim_t)fsize_limit};
 
@@ -891,7 +895,7 @@ static void test_bad_files(void)
 		freeReplyObject(cmd(c, "SET k%d value-%d", i, i));
 	CHECK(cmd_ok(c, "SAVE"), "SAVE");
 	redisFree(c);
-	shutdown_srv(&s, "NOSAVE");
+	CHECK(shutdown_srv(&s, "NOSAVE") == 0, "exits 0");
 	copy_file(dump, good);
 	stat(good, &sb);
 
@@ -948,7 +952,7 @@ static void test_bad_files(void)
 			freeReplyObject(cmd(c, "ZADD z 1 m"));
 			CHECK(cmd_ok(c, "SAVE"), "redis SAVE");
 			redisFree(c);
-			shutdown_srv(&r, "NOSAVE");
+			CHECK(shutdown_srv(&r, "NOSAVE") == 0, "exits 0");
 		} else {
 			CHECK(0, "redis-server starts");
 		}
@@ -967,7 +971,7 @@ static void test_bad_files(void)
 			freeReplyObject(y);
 			redisFree(c);
 			CHECK(file_contains(s.log, "Skipped 4 keys"), "log: how many were skipped");
-			shutdown_srv(&s, "NOSAVE");
+			CHECK(shutdown_srv(&s, "NOSAVE") == 0, "exits 0");
 		} else {
 			CHECK(0, "starts with rdb-skip-unsupported-types yes");
 		}
@@ -983,7 +987,7 @@ struct writer {
 	long ops;
 	int errors;
 	int mode; /* 0 plain SETs, 1 sweep, 2 MSET pairs */
-	long sweeps;
+	_Atomic long sweeps;
 };
 
 static void *writer_main(void *arg)
@@ -1168,7 +1172,7 @@ static void test_sweep(void)
 	CHECK(errors == 0, "sweep: writer errors %d", errors);
 	free(val);
 	redisFree(c);
-	shutdown_srv(&s, "NOSAVE");
+	CHECK(shutdown_srv(&s, "NOSAVE") == 0, "exits 0");
 }
 
 /* MSET pairs appear wholly or not at all; 50 writers during saves. */
@@ -1295,7 +1299,7 @@ static void test_kill9(void)
 		return;
 	}
 	redisFree(c);
-	shutdown_srv(&s, "NOSAVE");
+	CHECK(shutdown_srv(&s, "NOSAVE") == 0, "exits 0");
 }
 
 /* A failed save: reported in the log and INFO, old dump kept, MISCONF. */
@@ -1366,7 +1370,7 @@ static void disk_full_case(struct srv *s, const char *what, long fsize_limit)
 	wait_bgsave(c);
 	CHECK(info_has(c, "rdb_last_bgsave_status:ok\r\n"), "%s: status ok again", what);
 	redisFree(c);
-	shutdown_srv(s, "NOSAVE");
+	CHECK(shutdown_srv(s, "NOSAVE") == 0, "exits 0");
 }
 
 static void test_disk_full(void)

@@ -145,7 +145,7 @@ void cli_free_args(int argc, char **argv, size_t *lens);
 struct cli_tls_opts {
 	int enabled;	       /* --tls, or a rediss:// URI */
 	int insecure;	       /* --insecure: no certificate verification at all */
-	const char *sni;       /* --sni: server name sent and checked (default: the host) */
+	const char *sni;       /* --sni: name sent and checked (default: -h; none on -s) */
 	const char *cacert;    /* --cacert file, or NULL */
 	const char *cacertdir; /* --cacertdir, or NULL; neither: the system's CAs */
 	const char *cert;      /* --cert: client certificate (needs key) */

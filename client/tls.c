@@ -150,13 +150,15 @@ int cli_tls_setup(struct cli_conn_opts *o)
 	}
 	if (t->cert) {
 		if (SSL_CTX_use_certificate_chain_file(ctx, t->cert) != 1) {
-			fprintf(stderr,
-				"Could not negotiate a TLS connection: Invalid client certificate\n");
+			fprintf(
+			    stderr,
+			    "Could not negotiate a TLS connection: Invalid client certificate\n");
 			goto fail;
 		}
 		if (SSL_CTX_use_PrivateKey_file(ctx, t->key, SSL_FILETYPE_PEM) != 1 ||
 		    SSL_CTX_check_private_key(ctx) != 1) {
-			fprintf(stderr, "Could not negotiate a TLS connection: Invalid private key\n");
+			fprintf(stderr,
+				"Could not negotiate a TLS connection: Invalid private key\n");
 			goto fail;
 		}
 	}
@@ -251,15 +253,16 @@ int cli_tls_handshake(struct cli_conn *c, const struct cli_conn_opts *o, const c
 	} else {
 		ssl_errstr(why, sizeof(why), "handshake failed");
 	}
-	snprintf(c->err, sizeof(c->err), "Could not connect to Redis at %.200s: SSL_connect failed: %s",
-		 where, why);
+	snprintf(c->err, sizeof(c->err),
+		 "Could not connect to Redis at %.200s: SSL_connect failed: %s", where, why);
 	SSL_set_quiet_shutdown(ssl, 1);
 	SSL_free(ssl);
 	return -1;
 fail_ssl:
 	ssl_errstr(why, sizeof(why), "bad name");
-	snprintf(c->err, sizeof(c->err), "Could not connect to Redis at %.200s: TLS setup for '%.100s': %s",
-		 where, name ? name : "", why);
+	snprintf(c->err, sizeof(c->err),
+		 "Could not connect to Redis at %.200s: TLS setup for '%.100s': %s", where,
+		 name ? name : "", why);
 	SSL_free(ssl);
 	return -1;
 }

@@ -14,7 +14,7 @@
 #   - line mode (a pipe) and interactive mode (a pseudo-terminal);
 #   - rcukv-cli bench over TLS: closed-loop pipelined GET/SET and big SETs
 #     (partial non-blocking TLS writes) with zero errors, the server's command
-#     count checked on its plain port;
+#     count checked on its plain port; connections killed mid-run: reconnected;
 #   - a certificate naming 127.0.0.1 by CN alone is accepted (as redis-cli
 #     does), another address is not;
 #   - failures, each with a non-zero exit and a clear message: wrong CA
@@ -147,6 +147,17 @@ suite() {
 	rc=$?
 	check "$name: bench over TLS, pipelined 200 KB SETs (partial TLS writes): exit $rc, errors 0" \
 		bash -c "[ $rc = 0 ] && grep -q '^errors       0$' '$TMP/b2' && grep -q '^requests     400 ' '$TMP/b2'"
+
+	# The server closes every connection mid-run: the generator reconnects over TLS.
+	RP config resetstat >/dev/null
+	timeout 60 "$CLI" -p "$TP" "${TLS[@]}" bench -q -c 2 -P 4 --duration 1 --json "$TMP/kill.json" >/dev/null 2>&1 &
+	local bp=$!
+	sleep 0.4
+	RP client kill type normal >/dev/null
+	wait $bp; rc=$?
+	out=$(RP info stats | tr -d '\r' | sed -n 's/^total_connections_received:\([0-9]*\)/\1/p')
+	check "$name: bench over TLS, connections killed mid-run: exit $rc, in-flight counted, reconnected ($out connections)" \
+		bash -c "[ $rc = 0 ] && grep -q '\"connection\": [1-9]' '$TMP/kill.json' && [ ${out:-0} -ge 5 ]"
 
 	# ---- refusals ----
 	"$CLI" -p "$TP" --tls --cacert "$TMP/nonexistent.crt" ping >/dev/null 2>"$TMP/e"

@@ -7,7 +7,8 @@
 #   1. start fresh (save points off), fill KEYS keys (key:<n>, 32-byte values)
 #      with rcukv-cli bench, sequential SETs;
 #   2. idle BGSAVE, timed by polling INFO: save keys/s;
-#   3. a GET/SET load at 50% writes (rcukv-cli bench, closed loop, 8 clients,
+#   3. a GET/SET load at 50% writes with no save (p99_no_save, for
+#      reference), then the same load (rcukv-cli bench, closed loop, 8 clients,
 #      pipeline 1, uniform keys) for LOAD_SECS while BGSAVEs run back to back
 #      the whole time: p99 latency of the load during saves; meanwhile VmRSS
 #      of the server, plus for Redis its fork child, is sampled every ~10 ms:
@@ -115,6 +116,11 @@ run_one() {  # name rep
   t1=$EPOCHREALTIME
   awk -v k="$KEYS" -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f\n", k / (b - a)}' >>"$TMP/$name.save"
 
+  # the same load without a save, for reference
+  "$CLI" -p "$port" bench -t 1 -c 8 -P 1 --ratio 1:1 -k "$KEYS" --data-size 32 \
+    --duration "$LOAD_SECS" --json "$TMP/$name.$rep.idle.json" -q >/dev/null 2>&1
+  echo "$(json_p99 "$TMP/$name.$rep.idle.json")" >>"$TMP/$name.p99idle"
+
   # load + back-to-back BGSAVEs + RSS sampling
   base=$(rss_kb "$pid")
   rm -f "$TMP/stop"
@@ -141,7 +147,8 @@ run_one() {  # name rep
   peak=$(cat "$TMP/peak")
   echo "$(json_p99 "$TMP/$name.$rep.json")" >>"$TMP/$name.p99"
   awk -v p="$peak" -v b="$base" 'BEGIN{printf "%.4f\n", (p - b) / b}' >>"$TMP/$name.rss"
-  echo "  $name: $saves BGSAVEs under load, p99 $(json_p99 "$TMP/$name.$rep.json") us, RSS $base -> peak $peak kB" >&2
+  echo "  $name: p99 $(json_p99 "$TMP/$name.$rep.idle.json") us without a save;" \
+    "$saves BGSAVEs under load, p99 $(json_p99 "$TMP/$name.$rep.json") us, RSS $base -> peak $peak kB" >&2
 
   # a last save, then load it at start-up
   redis-cli -p "$port" bgsave >/dev/null 2>&1; sleep 0.01; wait_save "$name"
@@ -159,12 +166,14 @@ for rep in $(seq 1 "$REPEATS"); do
   done
 done
 
-declare -A P99 RSS SAVE LOAD
+declare -A P99 P99IDLE RSS SAVE LOAD
 for name in rcukv redis; do
   P99[$name]=$(median <"$TMP/$name.p99")
+  P99IDLE[$name]=$(median <"$TMP/$name.p99idle")
   RSS[$name]=$(median <"$TMP/$name.rss")
   SAVE[$name]=$(median <"$TMP/$name.save")
   LOAD[$name]=$(median <"$TMP/$name.load")
+  echo "BENCH persistence.p99_no_save.$name ${P99IDLE[$name]} us"
   echo "BENCH persistence.p99_during_save.$name ${P99[$name]} us"
   echo "BENCH persistence.peak_rss_growth.$name ${RSS[$name]} fraction"
   echo "BENCH persistence.save.$name ${SAVE[$name]} keys/s"

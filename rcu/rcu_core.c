@@ -24,6 +24,14 @@
  * callback thread sleeps when there is nothing queued and is woken by the
  * first call_rcu() after that.  Updaters whose backlog passes the limit wait
  * (rcu_core_throttle) at a point where waiting is safe.
+ * Pacing: under a steady stream of callbacks or polls, the callback thread
+ * starts a grace period at most once per cb_gp_interval_ns (default 1 ms,
+ * RCU_CB_GP_INTERVAL_US), so that each grace period serves a larger batch and
+ * readers are not asked to wake it thousands of times a second.
+ * rcu_barrier(), a throttled updater or a backlog over an eighth of the limit
+ * end the pause at once; synchronize_rcu() callers never wait for it (they
+ * run their own grace period, G3).  G4 still holds: two grace periods, each
+ * at most one interval later.
  *
  * Tortured by tests/rcu/test_torture.c and checked by tests/rcu/test_rcu.c.
  */
@@ -47,6 +55,8 @@ _Atomic unsigned long rcu_tsan_fence_word;
 #endif
 
 static _Atomic unsigned long stall_timeout_ms = 10000;
+/* Pacing of the callback thread's grace periods (see the top comment). */
+static _Atomic unsigned long long cb_gp_interval_ns = 1000000ULL;
 
 #define SPIN_ATTEMPTS 100
 #define DEFAULT_CB_LIMIT 100000UL
@@ -114,8 +124,12 @@ __attribute__((constructor)) static void rcu_lib_init(void)
 
 	start_ns = rcu_now_ns();
 	start_ticks = ticks();
+	const char *pace = getenv("RCU_CB_GP_INTERVAL_US");
+
 	if (stall && *stall)
 		atomic_store(&stall_timeout_ms, strtoul(stall, NULL, 10));
+	if (pace && *pace)
+		atomic_store(&cb_gp_interval_ns, strtoull(pace, NULL, 10) * 1000ULL);
 	if (env && *env && strcmp(env, "0") != 0)
 		return;
 	mask = sys_membarrier(MEMBARRIER_CMD_QUERY);
@@ -559,6 +573,17 @@ void rcu_core_cb_wake(struct rcu_flavor *fl)
 		rcu_futex_wake(&fl->cb_sleeping, 1);
 }
 
+/* End the callback thread's pacing pause now (rcu_barrier(), throttle).  A
+ * kick that races with the start of a pause is lost; the pause then ends on
+ * its own, one interval at most after the previous grace period began. */
+static void rcu_core_cb_kick(struct rcu_flavor *fl)
+{
+	rcu_core_cb_wake(fl);
+	if (atomic_load_explicit(&fl->cb_pacing, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&fl->cb_pacing, 0, memory_order_relaxed))
+		rcu_futex_wake(&fl->cb_pacing, 1);
+}
+
 /* Is there anything for the callback thread to do?  Callback thread only. */
 static bool cb_work(struct rcu_flavor *fl, struct rcu_cbq *head)
 {
@@ -594,6 +619,34 @@ static void cb_sleep(struct rcu_flavor *fl)
 	}
 	futex_wait(&fl->cb_sleeping, 1, 1000000000ULL);
 	atomic_store_explicit(&fl->cb_sleeping, 0, memory_order_relaxed);
+}
+
+/*
+ * Pace: with work waiting, start the next grace period no sooner than one
+ * interval after the previous one began (@last_ns), unless a barrier or a
+ * throttled updater waits (they kick) or the backlog is large.  Callback
+ * thread only, offline (QSBR) / outside any section.
+ */
+static void cb_pace(struct rcu_flavor *fl, unsigned long long last_ns, unsigned long pending)
+{
+	unsigned long long iv = atomic_load_explicit(&cb_gp_interval_ns, memory_order_relaxed);
+	unsigned long limit = atomic_load_explicit(&fl->cb_limit, memory_order_relaxed);
+	unsigned long long now;
+
+	if (!iv || !last_ns || (limit && pending > limit / 8))
+		return;
+	now = rcu_now_ns();
+	if (now >= last_ns + iv)
+		return;
+	xlock(&fl->cb_lock);
+	if (fl->barrier_active) {
+		xunlock(&fl->cb_lock);
+		return;
+	}
+	atomic_store_explicit(&fl->cb_pacing, 1, memory_order_relaxed);
+	xunlock(&fl->cb_lock);
+	futex_wait(&fl->cb_pacing, 1, last_ns + iv - now);
+	atomic_store_explicit(&fl->cb_pacing, 0, memory_order_relaxed);
 }
 
 static void invoke_list(struct rcu_flavor *fl, struct rcu_cbq *q)
@@ -652,6 +705,9 @@ static void *cb_thread_main(void *arg)
 	xlock(&fl->cb_lock);
 	fl->cb_self = fl->ops->self_cbq();
 	xunlock(&fl->cb_lock);
+	unsigned long long last_gp_ns = 0;
+	unsigned long last_pending = 0;
+
 	for (;;) {
 		struct rcu_cbq *head = cbq_head(fl), *q;
 		unsigned long pending = 0, hwm;
@@ -659,8 +715,12 @@ static void *cb_thread_main(void *arg)
 		if (!cb_work(fl, head)) {
 			reap_dead(fl);
 			cb_sleep(fl);
+			last_gp_ns = 0; /* work after a sleep starts at once */
 			continue;
 		}
+		cb_pace(fl, last_gp_ns, last_pending);
+		head = cbq_head(fl); /* queues registered during the pause */
+		last_gp_ns = rcu_now_ns();
 		/* Flip every queue with new callbacks: after the next grace
 		 * period the old list is complete (struct rcu_cbq). */
 		for (q = head; q; q = q->next) {
@@ -696,6 +756,7 @@ static void *cb_thread_main(void *arg)
 				   atomic_load_explicit(&q->invoked, memory_order_relaxed);
 		}
 
+		last_pending = pending;
 		fl->ops->quiescent();
 		fl->ops->offline();
 		atomic_fetch_add_explicit(&fl->st_cb_batches, 1, memory_order_relaxed);
@@ -727,7 +788,7 @@ void rcu_core_throttle(struct rcu_flavor *fl, struct rcu_cbq *q)
 	       atomic_load_explicit(&q->queued, memory_order_relaxed) -
 			       atomic_load_explicit(&q->invoked, memory_order_acquire) >
 		       limit / 2) {
-		rcu_core_cb_wake(fl);
+		rcu_core_cb_kick(fl);
 		cond_wait_ms(&fl->cb_cond, &fl->cb_lock, 10);
 	}
 	xunlock(&fl->cb_lock);
@@ -785,9 +846,9 @@ void rcu_core_barrier(struct rcu_flavor *fl)
 		n++;
 	}
 	if (n) {
-		rcu_core_cb_wake(fl);
+		rcu_core_cb_kick(fl);
 		while (!targets_done(t, n)) {
-			rcu_core_cb_wake(fl);
+			rcu_core_cb_kick(fl);
 			cond_wait_ms(&fl->cb_cond, &fl->cb_lock, 10);
 		}
 	}
@@ -799,7 +860,7 @@ void rcu_core_barrier(struct rcu_flavor *fl)
 
 		if (targets_done(&st, 1))
 			break;
-		rcu_core_cb_wake(fl);
+		rcu_core_cb_kick(fl);
 		cond_wait_ms(&fl->cb_cond, &fl->cb_lock, 10);
 	}
 	fl->barrier_active--;

@@ -104,6 +104,10 @@ struct rcu_flavor {
 	struct rcu_cbq *cb_self;            /* cb_lock: the callback thread's own queue */
 	int barrier_active;                 /* cb_lock: keeps dead queues alive */
 	_Atomic int cb_sleeping;            /* 1 while the callback thread sleeps (futex word) */
+	/* 1 while the callback thread paces itself between two grace periods
+	 * (futex word): rcu_barrier() and throttled updaters cut it short
+	 * (rcu_core_cb_kick()); call_rcu() and start_poll do not. */
+	_Atomic int cb_pacing;
 	_Atomic unsigned long gp_requested; /* cookie wanted by start_poll */
 	_Atomic unsigned long cb_limit;     /* per-thread backlog bound, 0 = none */
 

@@ -111,9 +111,11 @@ struct ht_stripe {
 	_Atomic size_t count;	  /* entries in this stripe's buckets */
 	_Atomic size_t expires;	  /* of which with an expiry */
 	_Atomic size_t bytes;	  /* sum of ht_entry_size() */
-	struct ht_entry *retired; /* unlinked, awaiting a batch (lock) */
-	unsigned int nretired;	  /* length of @retired (lock) */
-	size_t rbytes;		  /* bytes on @retired (lock) */
+	struct ht_batch *filling; /* unlinked entries awaiting company (lock) */
+	struct ht_entry *retired; /* more of them, when @filling is full or could not
+				   * be allocated (lock) */
+	unsigned int nretired;	  /* entries in @filling and @retired (lock) */
+	size_t rbytes;		  /* their bytes (lock) */
 	/* The last small full batch, parked with its grace-period cookie until
 	 * the next batch of this stripe fills: that writer frees it on the spot
 	 * if the grace period has passed (retire_later()).  Lock. */
@@ -347,10 +349,13 @@ static struct ht_entry *e_new(struct ht *ht, uint32_t h, const void *key, size_t
 
 /*
  * Retirement.  An entry carries no rcu_head of its own (16 bytes per key
- * saved, deliberately): once unlinked, its `pprev` is dead to everyone (readers
- * never use it), so it links the entry into its stripe's list of retired
- * entries.  When a stripe has gathered HT_RETIRE_BATCH entries (or
- * HT_RETIRE_BYTES), the whole list goes to one struct ht_batch.
+ * saved, deliberately).  Unlinked entries gather per stripe in the array of
+ * the stripe's filling struct ht_batch (allocated with its first entry), so
+ * that freeing them later touches only the array, never the entries' own
+ * cold cache lines; if the array is full or could not be allocated, the
+ * entry's `pprev`, dead to everyone once unlinked (readers never use it),
+ * links it into the stripe's overflow list.  When a stripe has gathered
+ * HT_RETIRE_BATCH entries (or HT_RETIRE_BYTES), they all go as one batch.
  * At most HT_RETIRE_BATCH - 1 entries per stripe wait for company; ht_free()
  * frees them after a grace period.
  *
@@ -378,9 +383,11 @@ static struct ht_entry *e_new(struct ht *ht, uint32_t h, const void *key, size_t
 
 struct ht_batch {
 	struct rcu_head rcu;	/* owned by RCU from call_rcu() until freed */
-	struct ht_entry *first; /* linked through node.pprev */
+	struct ht_entry *first; /* overflow, linked through node.pprev */
 	int poison;
+	unsigned int n;	      /* used slots of e[] */
 	unsigned long cookie; /* parked: get_state_synchronize_rcu() after the unlinks */
+	struct ht_entry *e[HT_RETIRE_BATCH];
 };
 
 static inline struct ht_entry *retired_next(struct ht_entry *e)
@@ -406,12 +413,18 @@ static void e_free_list(int poison, struct ht_entry *e)
 	}
 }
 
-static void batch_free_cb(struct rcu_head *head)
+/* Free a batch and its entries (no reader can reach them any more). */
+static void batch_free_now(struct ht_batch *b)
 {
-	struct ht_batch *b = container_of(head, struct ht_batch, rcu);
-
+	for (unsigned int i = 0; i < b->n; i++)
+		e_free_now(b->poison, b->e[i]);
 	e_free_list(b->poison, b->first);
 	free(b);
+}
+
+static void batch_free_cb(struct rcu_head *head)
+{
+	batch_free_now(container_of(head, struct ht_batch, rcu));
 }
 
 /*
@@ -444,7 +457,7 @@ static void ht_batch_free_parked(struct ht *ht, struct ht_batch *b)
 		ht_batch_retire(ht, b);
 		return;
 	}
-	batch_free_cb(&b->rcu);
+	batch_free_now(b);
 	atomic_fetch_add_explicit(&ht->st_parked_freed, 1, memory_order_relaxed);
 }
 
@@ -475,8 +488,20 @@ static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 	struct ht_stripe *s = &ht->stripes[e->hash & (ht->nstripes - 1)];
 	struct ht_batch *b, *old;
 
-	e->node.pprev = (struct hlist_node **)(void *)s->retired;
-	s->retired = e;
+	if (!s->filling && !s->retired) {
+		s->filling = malloc(sizeof(*s->filling)); /* NULL: the list takes them */
+		if (s->filling) {
+			s->filling->n = 0;
+			s->filling->first = NULL;
+			s->filling->poison = ht->poison;
+		}
+	}
+	if (s->filling && s->filling->n < HT_RETIRE_BATCH) {
+		s->filling->e[s->filling->n++] = e;
+	} else {
+		e->node.pprev = (struct hlist_node **)(void *)s->retired;
+		s->retired = e;
+	}
 	s->nretired++;
 	s->rbytes += ht_entry_size(e);
 	/* Relaxed: ht->snap changes only with every stripe held (we hold one). */
@@ -486,11 +511,16 @@ static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 		return;
 	if (r->b || r->done) /* one batch per critical section; the next one takes the rest */
 		return;
-	b = malloc(sizeof(*b));
-	if (!b) /* keep them queued; a later retirement tries again */
-		return;
+	b = s->filling;
+	if (!b) {
+		b = malloc(sizeof(*b));
+		if (!b) /* keep them queued; a later retirement tries again */
+			return;
+		b->n = 0;
+		b->poison = ht->poison;
+	}
 	b->first = s->retired;
-	b->poison = ht->poison;
+	s->filling = NULL;
 	s->retired = NULL;
 	s->nretired = 0;
 	if (s->rbytes > HT_PARK_BYTES) {
@@ -1100,11 +1130,16 @@ void ht_free(struct ht *ht)
 	 * return: rcu_barrier(). */
 	ht_wait_readers(ht);
 	for (unsigned int i = 0; i < ht->nstripes; i++) {
-		e_free_list(ht->poison, ht->stripes[i].retired);
-		ht->stripes[i].retired = NULL;
-		if (ht->stripes[i].parked)
-			batch_free_cb(&ht->stripes[i].parked->rcu);
-		ht->stripes[i].parked = NULL;
+		struct ht_stripe *s = &ht->stripes[i];
+
+		e_free_list(ht->poison, s->retired);
+		s->retired = NULL;
+		if (s->filling)
+			batch_free_now(s->filling);
+		s->filling = NULL;
+		if (s->parked)
+			batch_free_now(s->parked);
+		s->parked = NULL;
 	}
 	if (ht->reclaim) {
 		int was = qsbr_offline_begin();
@@ -1174,9 +1209,22 @@ const struct ht_entry *ht_peek_rcu(struct ht *ht, const void *key, size_t klen)
 	return find_rcu(ht, (uint32_t)ht_hash(key, klen, ht->seed), key, klen, 0);
 }
 
-/* Two passes: every bucket head first (independent misses overlap), then the
- * first entry of each chain, whose address the first pass brought in. */
-void ht_prefetch(struct ht *ht, size_t n, const void *const keys[], const size_t klens[])
+/* Prefetch a line we are about to write (a mutex): exclusive, where the CPU
+ * has PREFETCHW (executed as a NOP by x86 CPUs without it). */
+static inline void prefetch_for_write(const void *p)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1);
+#endif
+}
+
+/* Two passes: every bucket head first (independent misses overlap), with the
+ * stripe mutex of keys to be written, then the first entry of each chain,
+ * whose address the first pass brought in. */
+void ht_prefetch(struct ht *ht, size_t n, const void *const keys[], const size_t klens[],
+		 uint32_t for_write)
 {
 	struct ht_tbl *t = rcu_dereference(ht->tbl);
 	struct hlist_head *b[HT_PREFETCH_MAX];
@@ -1189,6 +1237,8 @@ void ht_prefetch(struct ht *ht, size_t n, const void *const keys[], const size_t
 
 		b[i] = &t->b[h & t->mask];
 		__builtin_prefetch(b[i]);
+		if (for_write & (1u << i))
+			prefetch_for_write(&stripe_of(ht, h)->lock);
 	}
 	for (i = 0; i < n; i++) {
 		struct hlist_node *f = rcu_dereference(b[i]->first);
@@ -2023,9 +2073,13 @@ static int del_if_expired(struct ht *ht, const struct ht_entry *e)
 	struct loc l;
 	int64_t now = 0;
 	int done = 0;
+	/* One read: the stripe locked is the stripe unlock_retire() unlocks, even
+	 * if @e were (wrongly) freed and reused meanwhile (a broken grace
+	 * period must show up as a test failure, not as a stripe left locked). */
+	uint32_t h = e->hash;
 
-	HT_CHECK(pthread_mutex_lock(&stripe_of(ht, e->hash)->lock));
-	loc_init(ht, &l, e->hash);
+	HT_CHECK(pthread_mutex_lock(&stripe_of(ht, h)->lock));
+	loc_init(ht, &l, h);
 	if (loc_find(&l, ht_entry_key(e), ht_entry_klen(e)) && e_expired(l.e, &now)) {
 		struct ht_entry *x = l.e;
 

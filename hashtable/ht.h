@@ -239,10 +239,13 @@ const struct ht_entry *ht_peek_rcu(struct ht *ht, const void *key, size_t klen);
  * updates) that follow find them in cache.  A hint: changes nothing, and
  * keys beyond HT_PREFETCH_MAX are ignored.  Worth it for a batch of keys
  * known in advance (a pipeline of commands).
+ * @for_write: bit i set: key i is about to be updated; its stripe mutex is
+ * prefetched for writing too.
  * Context: inside a read-side section.  Never blocks, never locks.
  */
 #define HT_PREFETCH_MAX 32
-void ht_prefetch(struct ht *ht, size_t n, const void *const keys[], const size_t klens[]);
+void ht_prefetch(struct ht *ht, size_t n, const void *const keys[], const size_t klens[],
+		 uint32_t for_write);
 
 /**
  * ht_get() - copy-out lookup into a caller buffer.

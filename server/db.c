@@ -89,11 +89,11 @@ size_t db_entry_bytes(void)
 	return st.entry_bytes;
 }
 
-/* Warm the table for the keys of the commands a worker is about to run.
- * Context: worker, online (read-side section). */
-void db_prefetch(size_t n, const char *const keys[], const size_t klens[])
+/* Warm the table for the keys of the commands a worker is about to run (bit i
+ * of @for_write: key i is written).  Context: worker, online (read side). */
+void db_prefetch(size_t n, const char *const keys[], const size_t klens[], uint32_t for_write)
 {
-	ht_prefetch(db, n, (const void *const *)keys, klens);
+	ht_prefetch(db, n, (const void *const *)keys, klens, for_write);
 }
 
 /* ------------------------------------------------------------- helpers */

@@ -10,7 +10,12 @@
  *
  * I/O: a readable socket is read once (16 KiB, or the rest of a big bulk
  * argument), every complete command in the buffer runs, and all replies leave
- * in one write(2).  If the socket does not take it all, a write event is armed;
+ * in one write(2).  That write waits for the end of the loop turn (the flush
+ * queue, as Redis writes in beforeSleep): every ready connection's commands
+ * run first, then every reply goes, so the clients these writes wake do not
+ * interrupt the worker halfway through a turn.  TLS connections, and a
+ * connection paused or closing, write at once.
+ * If the socket does not take it all, a write event is armed;
  * a client whose unsent output passes client-output-buffer-pause is not read
  * (and its buffered commands not run) until the output drains, so one slow
  * reader costs its worker nothing and holds bounded memory.
@@ -204,9 +209,28 @@ static void conn_new(struct worker *w, int fd, int kind)
 	srv_log(LL_VERBOSE, "Accepted %s", c->addr);
 }
 
+/* Queue c's replies for the end of the loop turn.  Context: owner worker. */
+static void conn_queue_flush(struct conn *c)
+{
+	if (c->fqueued)
+		return;
+	c->fqueued = 1;
+	c->fqnext = c->w->flushq;
+	c->w->flushq = c;
+}
+
 void conn_close(struct conn *c)
 {
 	struct worker *w = c->w;
+
+	if (c->fqueued) { /* closed by a command of another client this turn */
+		struct conn **pp = &w->flushq;
+
+		while (*pp != c)
+			pp = &(*pp)->fqnext;
+		*pp = c->fqnext;
+		c->fqueued = 0;
+	}
 
 	pthread_mutex_lock(&g_clients_lock);
 	if (c->gprev)
@@ -261,7 +285,7 @@ static void conn_set_reading(struct conn *c, int on)
  * the rest waits for the next loop turn (on_write(), activated here) so one
  * pipelining client cannot hold its worker.  Return -1 if c was closed (freed).
  */
-static int conn_run(struct conn *c)
+static int conn_run(struct conn *c, int defer)
 {
 	for (int round = 0;; round++) {
 		int r = conn_process_input(c);
@@ -270,6 +294,13 @@ static int conn_run(struct conn *c)
 		if (r < 0 && !(c->flags & CONN_CLOSE_AFTER_REPLY)) {
 			conn_close(c);
 			return -1;
+		}
+		/* The common case: the replies leave at the end of the turn. */
+		if (defer && !(c->flags & (CONN_INPUT_PAUSED | CONN_CLOSE_AFTER_REPLY |
+					   CONN_CLOSE_ASAP))) {
+			if (c->out.len > c->out.pos)
+				conn_queue_flush(c);
+			return 0;
 		}
 		if (conn_flush(c) < 0)
 			return -1;
@@ -330,6 +361,7 @@ static void conn_prefetch_keys(struct conn *c)
 	const char *keys[PREFETCH_KEYS];
 	size_t lens[PREFETCH_KEYS];
 	size_t n = 0;
+	uint32_t wr = 0;
 
 	if (!db_prefetch || c->reqtype != 0 || c->qlen - c->qpos < 64) /* or mid-command */
 		return;
@@ -339,7 +371,13 @@ static void conn_prefetch_keys(struct conn *c)
 		long argc;
 
 		if (!(p = scan_num(p + 1, end, &argc)) || argc < 2 || argc > 1024 ||
-		    !(p = scan_bulk(p, end, &a, &al)) || !(p = scan_bulk(p, end, &a, &al)))
+		    !(p = scan_bulk(p, end, &a, &al)))
+			break;
+		/* anything but GET may write: its stripe mutex is warmed too */
+		if (!(al == 3 && (a[0] | 0x20) == 'g' && (a[1] | 0x20) == 'e' &&
+		      (a[2] | 0x20) == 't'))
+			wr |= 1u << n;
+		if (!(p = scan_bulk(p, end, &a, &al)))
 			break;
 		keys[n] = a;
 		lens[n] = al;
@@ -350,7 +388,7 @@ static void conn_prefetch_keys(struct conn *c)
 			break;
 	}
 	if (n > 1)
-		db_prefetch(n, keys, lens);
+		db_prefetch(n, keys, lens, wr);
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)
@@ -406,7 +444,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	}
 	conn_prefetch_keys(c);
 	/* TLS may hold decrypted bytes the socket no longer signals: come back */
-	if (conn_run(c) == 0 && c->ssl && c->reading && tls_pending(c->ssl))
+	if (conn_run(c, !c->ssl) == 0 && c->ssl && c->reading && tls_pending(c->ssl))
 		event_active(c->ev_read, EV_READ, 1);
 }
 
@@ -506,7 +544,7 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 	if (conn_flush(c) < 0)
 		return;
 	/* Output drained: run the commands the output limit held back. */
-	if (c->reading && (c->flags & CONN_INPUT_PAUSED) && conn_run(c) < 0)
+	if (c->reading && (c->flags & CONN_INPUT_PAUSED) && conn_run(c, 0) < 0)
 		return;
 	/* Reading again: bytes TLS decrypted earlier raise no socket event. */
 	if (c->ssl && c->reading && tls_pending(c->ssl))
@@ -533,6 +571,18 @@ static void worker_adopt(struct worker *w)
 			break;
 		for (int i = 0; i < n; i++)
 			conn_new(w, fds[i], uns[i]);
+	}
+}
+
+/* End of a loop turn: write the replies queued by on_read(). */
+static void worker_flush_queued(struct worker *w)
+{
+	while (w->flushq) {
+		struct conn *c = w->flushq;
+
+		w->flushq = c->fqnext;
+		c->fqueued = 0;
+		(void)conn_flush(c); /* may close c */
 	}
 }
 
@@ -638,6 +688,7 @@ static void *worker_main(void *arg)
 		w->online = 0;
 		r = event_base_loop(w->base, EVLOOP_ONCE);
 		conn_online(w);
+		worker_flush_queued(w);
 		if (r < 0 || event_base_got_break(w->base))
 			break;
 	}

@@ -218,6 +218,10 @@ struct conn {
 	/* Links: worker's list (owner) and global registry (g_clients_lock). */
 	struct conn *wnext, *wprev;
 	struct conn *gnext, *gprev;
+	/* On the worker's flush queue (replies written after the loop turn,
+	 * net.c worker_flush_queued()); owner thread. */
+	struct conn *fqnext;
+	int fqueued;
 };
 
 /* Per-worker counters: written by the owner with relaxed load+store (single
@@ -253,6 +257,8 @@ struct worker {
 	_Atomic int kill_pending; /* CLIENT KILL marked one of our conns */
 	int online;		  /* QSBR online; owner thread */
 	struct conn *conns;	  /* owner thread */
+	struct conn *flushq;	  /* connections with replies to write at the end of
+				   * this loop turn (owner thread) */
 	_Atomic int nconns;
 	struct wstats st;
 	char pad[64];
@@ -375,7 +381,8 @@ size_t db_entry_bytes(void);
 void db_active_expire_cycle(void);
 /* weak: programs that link net.c without a keyspace (tests/fuzz fuzz_resp)
  * leave it NULL and net.c skips the prefetch */
-__attribute__((weak)) void db_prefetch(size_t n, const char *const keys[], const size_t klens[]);
+__attribute__((weak)) void db_prefetch(size_t n, const char *const keys[], const size_t klens[],
+				       uint32_t for_write);
 extern struct cmd g_key_cmds[];
 extern int g_nkey_cmds;
 

@@ -80,17 +80,34 @@ info() {  # name field
   redis-cli -p "${PORT[$1]}" info persistence | tr -d '\r' | sed -n "s/^$2://p"
 }
 
-wait_save() {  # name
-  while [ "$(info "$1" rdb_bgsave_in_progress)" != 0 ]; do sleep 0.01; done
+wait_save() {  # name; polls every 50 ms (each poll is a redis-cli process)
+  while [ "$(info "$1" rdb_bgsave_in_progress)" != 0 ]; do sleep 0.05; done
 }
 
-rss_kb() {  # pid: VmRSS of pid and of its children (a fork child)
-  local s=0 r p
-  for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-    r=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' /proc/"$p"/status 2>/dev/null)
-    s=$((s + ${r:-0}))
-  done
-  echo "$s"
+# VmRSS in kB of pid plus its children (Redis forks from its main thread), in
+# bash builtins only: the sampler runs every 10 ms and must not load the CPU
+# it measures.
+RSSKB=0
+rss_of() {  # pid -> adds its VmRSS to RSSKB
+  local k v _
+  while read -r k v _; do
+    if [ "$k" = VmRSS: ]; then RSSKB=$((RSSKB + v)); break; fi
+  done <"/proc/$1/status" 2>/dev/null
+}
+rss_kb() {  # pid
+  local kids=() c
+  RSSKB=0
+  rss_of "$1"
+  read -r -a kids <"/proc/$1/task/$1/children" 2>/dev/null
+  for c in "${kids[@]}"; do rss_of "$c"; done
+  echo "$RSSKB"
+}
+rss_sample() {  # pid -> RSSKB (no subshell)
+  local kids=() c
+  RSSKB=0
+  rss_of "$1"
+  read -r -a kids <"/proc/$1/task/$1/children" 2>/dev/null
+  for c in "${kids[@]}"; do rss_of "$c"; done
 }
 
 json_p99() {  # file: the whole run's p99 in microseconds
@@ -130,7 +147,7 @@ run_one() {  # name rep
   (
     peak=0
     while [ ! -e "$TMP/stop" ]; do
-      r=$(rss_kb "$pid"); [ "$r" -gt "$peak" ] && peak=$r
+      rss_sample "$pid"; [ "$RSSKB" -gt "$peak" ] && peak=$RSSKB
       sleep 0.01
     done
     echo "$peak" >"$TMP/peak"
@@ -139,7 +156,7 @@ run_one() {  # name rep
   while kill -0 "$loadpid" 2>/dev/null; do
     redis-cli -p "$port" bgsave >/dev/null 2>&1
     saves=$((saves + 1))
-    sleep 0.01
+    sleep 0.05
     wait_save "$name"
   done
   wait "$loadpid"

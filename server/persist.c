@@ -775,6 +775,24 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
 	return 0;
 }
 
+/* RESIZEDB: size the table once for the keys to come rather than grow it
+ * doubling by doubling under the load (each step waits for grace periods).
+ * The main thread holds no table reference here: offline while it waits. */
+static int load_resize(void *arg, uint32_t dbnum, uint64_t keys, uint64_t expires)
+{
+	struct load_ctx *l = arg;
+
+	(void)expires;
+	if (dbnum != 0 || keys < 4096 || keys > ((uint64_t)1 << 31))
+		return 0;
+	rcu_thread_offline();
+	if (ht_resize(l->ht, (size_t)keys) != 0)
+		srv_log(LL_VERBOSE, "could not size the table for %llu keys",
+			(unsigned long long)keys);
+	rcu_thread_online();
+	return 0;
+}
+
 static int load_aux(void *arg, const void *name, size_t nlen, const void *val, size_t vlen)
 {
 	(void)arg;
@@ -796,7 +814,7 @@ static int load_aux(void *arg, const void *name, size_t nlen, const void *val, s
 void persist_load(void)
 {
 	char path[PATH_MAX + 256], err[512];
-	struct rdb_load_cbs cb = {.string_kv = load_kv, .aux = load_aux};
+	struct rdb_load_cbs cb = {.string_kv = load_kv, .aux = load_aux, .resize_db = load_resize};
 	struct rdb_load_opts lo = {0};
 	struct rdb_load_stats st;
 	struct load_ctx l = {0};

@@ -644,6 +644,39 @@ static void test_clock_and_stats(void **st)
 	done(ht);
 }
 
+/* Overwritten entries are freed while the writer goes on (parked batches,
+ * freed by the next writer of their stripe once their grace period passed),
+ * with no scan running and before ht_free(); poisoned on free, validated. */
+static void test_parked_frees(void **st)
+{
+	struct ht *ht = mk(1024, 0);
+	struct ht_stats hs;
+	char k[32], v[32];
+
+	(void)st;
+	for (int round = 0; round < 40; round++) {
+		for (int i = 0; i < 1000; i++) {
+			int kl = snprintf(k, sizeof(k), "key:%d", i);
+			int vl = snprintf(v, sizeof(v), "v%d:%d", round, i);
+
+			assert_int_equal(ht_set(ht, k, (size_t)kl, v, (size_t)vl, HT_NO_EXPIRE, 0,
+						NULL),
+					 0);
+		}
+		/* a quiescent state, then a pause offline: grace periods end */
+		rcu_quiescent_state();
+		rcu_thread_offline();
+		usleep(2000);
+		rcu_thread_online();
+	}
+	ht_stats(ht, &hs);
+	print_message("batches freed during the run: %lu\n", hs.retire_batches_freed);
+	assert_true(hs.retire_batches_freed > 0);
+	assert_int_equal(getstr(ht, "key:7", v, sizeof(v)), 5);
+	assert_string_equal(v, "v39:7");
+	done(ht);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -660,6 +693,7 @@ int main(void)
 	    cmocka_unit_test(test_scan_across_resize),
 	    cmocka_unit_test(test_random_sample),
 	    cmocka_unit_test(test_clock_and_stats),
+	    cmocka_unit_test(test_parked_frees),
 	};
 	int n = (int)(sizeof(tests) / sizeof(tests[0])), failed;
 

@@ -7,10 +7,13 @@
  * Entries are immutable once published except `access` (relaxed atomics): an
  * update builds a new entry and swaps it in with hlist_replace_rcu(); the old
  * one is freed after a grace period.  Deliberate absence: entries embed no
- * rcu_head (16 bytes a key); retired entries are linked through their dead
- * `pprev` and freed in batches of up to 32 per lock stripe, one rcu_head per
- * batch (ht_batch_retire() in ht.c is the single place where the wait is
- * chosen; the SRCU wait of issue 3 goes there).
+ * rcu_head (16 bytes a key); retired entries gather in batches of up to 32 per
+ * lock stripe.  A small full batch is parked on its stripe with a polled
+ * grace-period cookie and freed by the next writer that fills the stripe's
+ * next batch, once the cookie completed and no ht_scan_all()/ht_snapshot()
+ * (SRCU) reader is inside; any other batch takes one rcu_head through
+ * ht_batch_retire() (flavor grace period, then SRCU).  Retirement in ht.c
+ * explains both paths.
  *
  * Flavor.  The same sources are compiled once per RCU flavor:
  * -DRCU_FLAVOR_QSBR into $(B)/libht_qsbr.a (rcukv-server) and

@@ -116,6 +116,7 @@ struct ht_stripe {
 				   * be allocated (lock) */
 	unsigned int nretired;	  /* entries in @filling and @retired (lock) */
 	size_t rbytes;		  /* their bytes (lock) */
+	_Atomic size_t retired_total; /* bytes ever retired here (ht_reclaim_progress) */
 	/* The last small full batch, parked with its grace-period cookie until
 	 * the next batch of this stripe fills: that writer frees it on the spot
 	 * if the grace period has passed (retire_later()).  Lock. */
@@ -179,6 +180,9 @@ struct ht {
 
 	_Atomic unsigned long st_grows, st_shrinks, st_passes, st_flushes, st_expired;
 	_Atomic unsigned long st_parked_freed; /* parked batches freed by writers */
+	/* Bytes of retired entries freed so far (cumulative; relaxed); the
+	 * stripes count what they retired: ht_reclaim_progress(). */
+	_Atomic size_t st_freed_bytes;
 
 	/* ht_scan_all() readers: an SRCU domain, so a scan may sleep (KEYS,
 	 * snapshots) without holding up the flavor's grace periods.  Entries
@@ -387,6 +391,8 @@ struct ht_batch {
 	int poison;
 	unsigned int n;	      /* used slots of e[] */
 	unsigned long cookie; /* parked: get_state_synchronize_rcu() after the unlinks */
+	size_t bytes;	      /* ht_entry_size() of all its entries, set when closed */
+	struct ht *ht;	      /* whose st_freed_bytes counts the free */
 	struct ht_entry *e[HT_RETIRE_BATCH];
 };
 
@@ -419,6 +425,7 @@ static void batch_free_now(struct ht_batch *b)
 	for (unsigned int i = 0; i < b->n; i++)
 		e_free_now(b->poison, b->e[i]);
 	e_free_list(b->poison, b->first);
+	atomic_fetch_add_explicit(&b->ht->st_freed_bytes, b->bytes, memory_order_relaxed);
 	free(b);
 }
 
@@ -494,6 +501,8 @@ static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 			s->filling->n = 0;
 			s->filling->first = NULL;
 			s->filling->poison = ht->poison;
+			s->filling->bytes = 0;
+			s->filling->ht = ht;
 		}
 	}
 	if (s->filling && s->filling->n < HT_RETIRE_BATCH) {
@@ -504,6 +513,7 @@ static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 	}
 	s->nretired++;
 	s->rbytes += ht_entry_size(e);
+	ctr_add(&s->retired_total, ht_entry_size(e));
 	/* Relaxed: ht->snap changes only with every stripe held (we hold one). */
 	if (RCU_UNLIKELY(atomic_load_explicit(&ht->snap, memory_order_relaxed) != NULL))
 		ctr_add(&s->snap_bytes, ht_entry_size(e));
@@ -518,8 +528,10 @@ static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 			return;
 		b->n = 0;
 		b->poison = ht->poison;
+		b->ht = ht;
 	}
 	b->first = s->retired;
+	b->bytes = s->rbytes;
 	s->filling = NULL;
 	s->retired = NULL;
 	s->nretired = 0;
@@ -555,6 +567,58 @@ static void retire_flush(struct ht *ht, struct retired *r)
 	r->b = NULL;
 	r->done = NULL;
 	r->want_gp = 0;
+}
+
+void ht_reclaim_progress(struct ht *ht, size_t *retired, size_t *freed)
+{
+	size_t r = 0;
+
+	*freed = atomic_load_explicit(&ht->st_freed_bytes, memory_order_relaxed);
+	for (unsigned int i = 0; i < ht->nstripes; i++)
+		r += atomic_load_explicit(&ht->stripes[i].retired_total, memory_order_relaxed);
+	*retired = r;
+}
+
+size_t ht_retire_flush(struct ht *ht)
+{
+	size_t bytes = 0;
+
+	for (unsigned int i = 0; i < ht->nstripes; i++) {
+		struct ht_stripe *s = &ht->stripes[i];
+		struct ht_batch *b = NULL, *parked;
+
+		if (pthread_mutex_trylock(&s->lock) != 0)
+			continue; /* a writer is there; it retires its own batches */
+		parked = s->parked;
+		s->parked = NULL;
+		if (s->nretired) {
+			b = s->filling;
+			if (!b && (b = malloc(sizeof(*b)))) {
+				b->n = 0;
+				b->poison = ht->poison;
+				b->ht = ht;
+			}
+			if (b) {
+				b->first = s->retired;
+				b->bytes = s->rbytes;
+				bytes += s->rbytes;
+				s->filling = NULL;
+				s->retired = NULL;
+				s->nretired = 0;
+				s->rbytes = 0;
+			}
+		}
+		HT_CHECK(pthread_mutex_unlock(&s->lock));
+		if (b)
+			ht_batch_retire(ht, b);
+		if (parked) {
+			if (poll_state_synchronize_rcu(parked->cookie))
+				ht_batch_free_parked(ht, parked);
+			else
+				ht_batch_retire(ht, parked);
+		}
+	}
+	return bytes;
 }
 
 /* --- tables, stripes ---------------------------------------------------------- */

@@ -536,6 +536,31 @@ struct ht_stats {
 	int snapshot_running;
 };
 
+/**
+ * ht_retire_flush() - send every stripe's retired entries still waiting for
+ * company (at most 31 per stripe) and its parked batch down the grace-period
+ * path now (a parked batch whose grace period is over is freed at once), so
+ * that memory freed by deletions comes back after one grace period even when
+ * few writes follow (maxmemory eviction).  Stripes whose mutex is busy are
+ * skipped.
+ * Context: registered thread, holding no stripe mutex and, QSBR, no
+ * reference it still needs freed memory for; O(stripes).
+ * Return: the bytes of the waiting entries sent.
+ */
+size_t ht_retire_flush(struct ht *ht);
+
+/**
+ * ht_reclaim_progress() - bytes (ht_entry_size()) of entries unlinked so far
+ * (@retired: waiting for company, parked, waiting for a grace period, or
+ * freed) and of those freed after their grace periods (@freed), both
+ * cumulative since ht_new(): @retired - @freed is what deletions and
+ * overwrites hold that readers may still see (maxmemory eviction uses it not
+ * to evict again for memory already on its way back).  Not counted: entries
+ * freed in bulk by ht_flush() and ht_free().
+ * Context: any thread; O(stripes) relaxed loads.
+ */
+void ht_reclaim_progress(struct ht *ht, size_t *retired, size_t *freed);
+
 /* ht_stats() - a snapshot.  Context: any thread. */
 void ht_stats(struct ht *ht, struct ht_stats *st);
 

@@ -201,6 +201,39 @@ static void stage1(struct srcu_reclaim *r, struct rcu_head *h)
 			pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
 	}
+	/* Back-pressure (a write flood on a busy machine): when our thread is
+	 * starved of CPU, objects past the flavor's grace period would pile up
+	 * here unbounded.  Past SRCU_RECLAIM_BACKLOG of them the flavor's
+	 * callback thread waits until we are down to half, so the flavor's own
+	 * callback bound (rcu_set_callback_limit) then slows the writers.  Only
+	 * while no ss reader is inside: a backlog that a sleeping scan holds is
+	 * the documented price of the scan, and waiting for it here would stall
+	 * rcu_barrier() (and every writer) until the scan ends.  No cycle: our
+	 * thread needs only SRCU grace periods, never the flavor's callback
+	 * thread. */
+	if (atomic_load_explicit(&r->pushed, memory_order_relaxed) -
+		    atomic_load_explicit(&r->freed, memory_order_relaxed) >
+		SRCU_RECLAIM_BACKLOG &&
+	    !srcu_readers_active(r->ss)) {
+		pthread_mutex_lock(&r->lock);
+		while (!r->stop && !srcu_readers_active(r->ss) &&
+		       atomic_load_explicit(&r->pushed, memory_order_relaxed) -
+			       atomic_load_explicit(&r->freed, memory_order_acquire) >
+			   SRCU_RECLAIM_BACKLOG / 2) {
+			struct timespec ts;
+
+			if (r->sleeping)
+				pthread_cond_broadcast(&r->cond);
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 10 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+		}
+		pthread_mutex_unlock(&r->lock);
+	}
 }
 
 #define STAGE1(n)                                                            \

@@ -156,6 +156,10 @@ int srcu_readers_active(struct srcu_struct *ss);
 /* --- flavor-safe reclamation --------------------------------------------- */
 
 #define SRCU_RECLAIM_MAX 16
+/* Objects past the flavor's grace period that may wait for a reclaimer's
+ * thread before the flavor's callback thread waits for it (bounded memory
+ * under a write flood). */
+#define SRCU_RECLAIM_BACKLOG 1024
 
 struct srcu_reclaim;
 

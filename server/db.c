@@ -647,15 +647,16 @@ static void cmd_exists(struct conn *c, int argc)
 {
 	long long n = 0;
 
+	/* No touch, as Redis (LOOKUP_NOTOUCH): EXISTS is no access for LRU/LFU. */
 	for (int j = 1; j < argc; j++)
-		n += ht_find_rcu(db, K(j)) != NULL;
+		n += ht_peek_rcu(db, K(j)) != NULL;
 	reply_int(c, n);
 }
 
 static void cmd_type(struct conn *c, int argc)
 {
 	(void)argc;
-	if (ht_find_rcu(db, K(1)))
+	if (ht_peek_rcu(db, K(1))) /* no touch, as Redis */
 		reply_raw(c, "+string\r\n", 9);
 	else
 		reply_raw(c, "+none\r\n", 7);

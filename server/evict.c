@@ -111,9 +111,57 @@ size_t evict_mem_allocated(void)
 #endif
 }
 
+/*
+ * Evicted memory in flight.  An evicted entry is still allocated until its
+ * grace period ends and it is freed; counting it as used would make the next
+ * measurement evict again for memory already on its way back, and under a
+ * fast loop of measurements evict everything.  So each eviction pass adds
+ * what it evicted to e_out; used memory for maxmemory = allocated - e_out.  The table
+ * counts the bytes it has retired (R) and freed (F) (ht_reclaim_progress());
+ * whatever is freed is taken to be evictions and other garbage in proportion
+ * (e_out shrinks by the freed share of all garbage outstanding), and e_out
+ * never exceeds R - F, what really waits.  INFO memory shows it as
+ * mem_not_counted_for_evict.  Garbage of overwrites and deletes
+ * is not "in flight" in this sense: it counts against the limit like any
+ * memory waiting for a grace period.  ev_lock.
+ */
+static size_t e_out, last_r, last_f;   /* ev_lock */
+static _Atomic size_t inflight_pub; /* last computed, for lock-free readers */
+
+static size_t inflight_now(void)
+{
+	size_t retired, freed, gprev;
+
+	ht_reclaim_progress(db_table(), &retired, &freed);
+	gprev = retired - last_f; /* outstanding then, plus retired since */
+	if (freed != last_f && gprev)
+		e_out -= (size_t)((double)e_out * (double)(freed - last_f) / (double)gprev);
+	last_f = freed;
+	last_r = retired;
+	if (e_out > retired - freed)
+		e_out = retired - freed;
+	atomic_store_explicit(&inflight_pub, e_out, memory_order_relaxed);
+	return e_out;
+}
+
+static void inflight_mark(size_t bytes)
+{
+	inflight_now(); /* account what was freed before this pass's entries */
+	e_out += bytes;
+	(void)last_r;
+}
+
 static size_t mem_refresh(void)
 {
-	size_t used = evict_mem_allocated();
+	size_t used = evict_mem_allocated(), inflight;
+
+	if (pthread_mutex_trylock(&ev_lock) == 0) {
+		inflight = inflight_now();
+		pthread_mutex_unlock(&ev_lock);
+	} else {
+		inflight = atomic_load_explicit(&inflight_pub, memory_order_relaxed);
+	}
+	used = used > inflight ? used - inflight : 0;
 
 	atomic_store_explicit(&mem_est, used, memory_order_relaxed);
 	atomic_store_explicit(&mem_est_us, util_ustime(), memory_order_relaxed);
@@ -298,8 +346,9 @@ static void pool_insert(const struct ht_entry *e, uint64_t score)
 
 struct evdel {
 	int volatile_only;
-	size_t bytes;
+	size_t bytes; /* footprint: allocation size class + bucket share */
 };
+static size_t evicted_req_bytes; /* ev_lock: ht_entry_size() of this pass's evictions */
 
 /* Under the key's stripe mutex: delete the key if it still qualifies. */
 static int evdel_fn(struct ht_rmw *r, void *arg)
@@ -311,6 +360,7 @@ static int evdel_fn(struct ht_rmw *r, void *arg)
 	if (d->volatile_only && ht_entry_expire(r->old) == HT_NO_EXPIRE)
 		return HT_RMW_KEEP;
 	d->bytes = entry_footprint(r->old);
+	evicted_req_bytes += ht_entry_size(r->old);
 	return HT_RMW_DELETE;
 }
 
@@ -395,6 +445,13 @@ static void exceeded_note(int over)
 	atomic_store_explicit(&exceeded_since_pub, exceeded_since_ms, memory_order_relaxed);
 }
 
+static size_t headroom(size_t mm)
+{
+	size_t h = mm / 256;
+
+	return h < 4096 ? 4096 : h > (256u << 10) ? (256u << 10) : h;
+}
+
 /*
  * Evict until used memory is back under maxmemory or @budget_us has passed.
  * Return 0 when under the limit or still working on it, -1 when over it
@@ -408,7 +465,15 @@ static int evict_perform(long long mm, long long budget_us, int fresh)
 	unsigned long keys = 0;
 
 	pthread_mutex_lock(&ev_lock);
-	used = fresh ? mem_refresh() : atomic_load_explicit(&mem_est, memory_order_relaxed);
+	if (fresh) {
+		size_t alloc = evict_mem_allocated(), inflight = inflight_now();
+
+		used = alloc > inflight ? alloc - inflight : 0;
+		atomic_store_explicit(&mem_est, used, memory_order_relaxed);
+		atomic_store_explicit(&mem_est_us, util_ustime(), memory_order_relaxed);
+	} else {
+		used = atomic_load_explicit(&mem_est, memory_order_relaxed);
+	}
 	if (used <= (size_t)mm) {
 		exceeded_note(0);
 		pthread_mutex_unlock(&ev_lock);
@@ -420,7 +485,9 @@ static int evict_perform(long long mm, long long budget_us, int fresh)
 		pthread_mutex_unlock(&ev_lock);
 		return -1;
 	}
-	tofree = used - (size_t)mm;
+	/* Evict a little past the limit so that passes (and their flush of
+	 * the stripes' retired lists) come once per many writes, not per write. */
+	tofree = used - (size_t)mm + headroom((size_t)mm);
 	start = util_ustime();
 	while (freed < tofree) {
 		size_t b = evict_one(policy);
@@ -436,6 +503,9 @@ static int evict_perform(long long mm, long long budget_us, int fresh)
 	mem_est_sub(freed);
 	if (freed >= tofree)
 		exceeded_note(0);
+	if (keys)
+		inflight_mark(evicted_req_bytes);
+	evicted_req_bytes = 0;
 	pthread_mutex_unlock(&ev_lock);
 	return ret;
 }
@@ -455,6 +525,10 @@ void evict_cron(void)
 	long long hz = atomic_load_explicit(&g_cfg.hz, memory_order_relaxed);
 
 	clock_tick();
+	/* Batches of retired entries wait on their stripes for company (or for
+	 * the stripe's next batch, when parked): when writes stop, nothing else
+	 * sends them on, and their memory would wait with them. */
+	ht_retire_flush(db_table());
 	if (!mm) {
 		pthread_mutex_lock(&ev_lock);
 		exceeded_note(0);
@@ -469,7 +543,11 @@ void evict_maxmemory_set(void)
 	long long mm = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed);
 	size_t used = mem_refresh();
 
-	if (mm && used > (size_t)mm) {
+	if (!mm || used <= (size_t)mm) {
+		pthread_mutex_lock(&ev_lock);
+		exceeded_note(0);
+		pthread_mutex_unlock(&ev_lock);
+	} else {
 		srv_log(LL_WARNING,
 			"WARNING: the new maxmemory value set via CONFIG SET (%lld) is smaller than "
 			"the current memory usage (%zu). This will result in key eviction and/or the "
@@ -483,6 +561,11 @@ unsigned long long evict_evicted_keys(void)
 {
 	return atomic_load_explicit(&evicted_keys, memory_order_relaxed) -
 	       atomic_load_explicit(&evicted_base, memory_order_relaxed);
+}
+
+size_t evict_not_counted(void)
+{
+	return atomic_load_explicit(&inflight_pub, memory_order_relaxed);
 }
 
 void evict_reset_stats(void)
@@ -660,7 +743,7 @@ static void memory_stats(struct conn *c)
 	size_t net = used > startup ? used - startup : 0;
 
 	allocator_figures(&alloc, &active, &resident);
-	reply_map(c, 27);
+	reply_map(c, 28);
 	reply_bulk_str(c, "peak.allocated");
 	reply_int(c, (long long)peak);
 	reply_bulk_str(c, "total.allocated");
@@ -711,9 +794,9 @@ static void memory_stats(struct conn *c)
 	reply_double(c, alloc ? (double)active / (double)alloc : 0.0);
 	reply_bulk_str(c, "allocator-fragmentation.bytes");
 	reply_int(c, (long long)active - (long long)alloc);
-	reply_bulk_str(c, "allocator.rss-ratio");
+	reply_bulk_str(c, "allocator-rss.ratio");
 	reply_double(c, active ? (double)resident / (double)active : 0.0);
-	reply_bulk_str(c, "allocator.rss-bytes");
+	reply_bulk_str(c, "allocator-rss.bytes");
 	reply_int(c, (long long)resident - (long long)active);
 	reply_bulk_str(c, "rss-overhead.ratio");
 	reply_double(c, resident ? (double)rss / (double)resident : 0.0);
@@ -724,6 +807,26 @@ static void memory_stats(struct conn *c)
 	reply_bulk_str(c, "fragmentation.bytes");
 	reply_int(c, (long long)rss - (long long)used);
 }
+
+#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
+struct mstats {
+	char *p;
+	size_t len, cap;
+};
+
+static void mstats_cb(void *arg, const char *s)
+{
+	struct mstats *ms = arg;
+	size_t n = strlen(s);
+
+	if (ms->len + n + 1 > ms->cap) {
+		ms->cap = (ms->len + n + 1) * 2;
+		ms->p = xrealloc(ms->p, ms->cap);
+	}
+	memcpy(ms->p + ms->len, s, n + 1);
+	ms->len += n;
+}
+#endif
 
 static void memory_sub(struct conn *c, int argc)
 {
@@ -740,9 +843,9 @@ static void memory_sub(struct conn *c, int argc)
 			? "Hi Sam, this instance is empty or is using very little memory, my "
 			  "issues detector can't be used in these conditions. Please, leave for "
 			  "your mission on Earth and fill it with some data. The new Sam and I "
-			  "will be back to our programming as soon as I finished rebooting."
+			  "will be back to our programming as soon as I finished rebooting.\n"
 			: "Hi Sam, I can't find any memory issue in your instance. I can only "
-			  "account for what occurs on this base.";
+			  "account for what occurs on this base.\n";
 
 		reply_verbatim(c, msg, strlen(msg));
 	} else if (util_strcaseeq(sub, sl, "purge")) {
@@ -754,9 +857,17 @@ static void memory_sub(struct conn *c, int argc)
 #endif
 		reply_ok(c);
 	} else if (util_strcaseeq(sub, sl, "malloc-stats")) {
+#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
+		struct mstats ms = {NULL, 0, 0};
+
+		malloc_stats_print(mstats_cb, &ms, NULL);
+		reply_verbatim(c, ms.p ? ms.p : "", ms.len);
+		free(ms.p);
+#else
 		const char *msg = "Stats not supported for the current allocator";
 
 		reply_verbatim(c, msg, strlen(msg));
+#endif
 	} else {
 		static const char *const help[] = {
 		    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

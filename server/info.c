@@ -219,10 +219,11 @@ void cmd_info(struct conn *c, int argc)
 		    "s\r\n"
 		    "used_memory_dataset:%zu\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
 		    "maxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
+		    "mem_not_counted_for_evict:%zu\r\n"
 		    "mem_allocator:%s\r\nlazyfree_pending_objects:0\r\n",
 		    sections ? "\r\n" : "", used, h1, rss, h2, peak, h3, db_entry_bytes(), maxmem,
 		    h4, evict_policy_names[atomic_load(&g_cfg.maxmemory_policy)],
-		    used ? (double)rss / (double)used : 0.0,
+		    used ? (double)rss / (double)used : 0.0, evict_not_counted(),
 #if defined(SRV_JEMALLOC) && SRV_JEMALLOC
 		    "jemalloc"
 #else

@@ -454,6 +454,7 @@ __attribute__((weak)) void evict_rcu_limit_set(void);  /* rcu-callback-limit cha
 int evict_before_command(void);
 void evict_cron(void); /* main thread, hz times a second */
 size_t evict_mem_allocated(void);
+size_t evict_not_counted(void); /* evicted bytes waiting for reclamation */
 unsigned long long evict_evicted_keys(void);
 void evict_reset_stats(void);
 void evict_exceeded_time(unsigned long long *total_ms, unsigned long long *current_ms);

@@ -16,3 +16,7 @@ $(B)/tests/server/test_persist.o: CFLAGS += $(call pc,--cflags,hiredis)
 $(B)/tests/server/test_persist: $(B)/tests/server/test_persist.o $(B)/server/rdb.o | $(B)/rcukv-server
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pc,--libs,hiredis) $(call pc,--libs,liblzf)
 TEST_BINS += $(B)/tests/server/test_persist
+
+# tests/server/test_cache.sh: the cache tier (issue 7): expiry, maxmemory and
+# the eviction policies, OOM, a write flood's RCU backlog.  Ports 7400-7449.
+TEST_SCRIPTS += tests/server/test_cache.sh

@@ -24,8 +24,10 @@
  * last successful snapshot (the `begun` callback of ht_snapshot()).
  *
  * Locking: p_lock protects struct pstate (P) and the save-point list; it is
- * taken for short sections only, never across disk I/O or a table walk, and
- * nests inside nothing (config.c's str_lock is never held when calling in).
+ * taken for short sections only, never across disk I/O or a table walk (the
+ * longest: joining a BGSAVE thread that has already passed its last use of
+ * the lock), and nests inside nothing (config.c's str_lock is never held
+ * when calling in).
  * bg_done, bg_abort, keys_processed and keys_total are atomics read without
  * the lock (see each).
  *

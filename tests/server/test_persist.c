@@ -1170,6 +1170,8 @@ static void test_sweep(void)
 	CHECK(bad_rounds == 0, "sweep: every dump is point-in-time (%d of %d were not)",
 	      bad_rounds, rounds);
 	CHECK(errors == 0, "sweep: writer errors %d", errors);
+	/* exercised: a dump taken between two sweeps would prove nothing */
+	CHECK(split_rounds > 0, "sweep: at least one dump cut a sweep (%d)", split_rounds);
 	free(val);
 	redisFree(c);
 	CHECK(shutdown_srv(&s, "NOSAVE") == 0, "exits 0");
@@ -1227,6 +1229,7 @@ static void test_writers(void)
 	printf("MSET pairs: %d BGSAVEs, %d pairs checked, %ld MSETs of 20 pairs\n", rounds,
 	       pairs_seen, ops);
 	CHECK(torn == 0, "MSET pairs whole in every dump (%d torn)", torn);
+	CHECK(pairs_seen > 0, "MSET pairs: some pairs were in the dumps");
 	CHECK(errors == 0, "MSET writers: %d errors", errors);
 
 	/* 50 clients writing while SAVE and BGSAVE run */

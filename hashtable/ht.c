@@ -419,9 +419,26 @@ static void e_free_list(int poison, struct ht_entry *e)
 	}
 }
 
-/* Free a batch and its entries (no reader can reach them any more). */
+/* Prefetch a line we are about to write (a mutex, a block malloc() will hand
+ * out next): exclusive, where the CPU has PREFETCHW (x86 CPUs without it
+ * execute it as a NOP). */
+static inline void prefetch_for_write(const void *p)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1);
+#endif
+}
+
+/* Free a batch and its entries (no reader can reach them any more).  The
+ * allocator hands these blocks out again first (its per-thread caches are
+ * LIFO), and the new entry is written at once: start loading them for
+ * writing now, all in parallel, instead of one store miss per new entry. */
 static void batch_free_now(struct ht_batch *b)
 {
+	for (unsigned int i = 0; i < b->n; i++)
+		prefetch_for_write(b->e[i]);
 	for (unsigned int i = 0; i < b->n; i++)
 		e_free_now(b->poison, b->e[i]);
 	e_free_list(b->poison, b->first);
@@ -1271,17 +1288,6 @@ const struct ht_entry *ht_find_rcu(struct ht *ht, const void *key, size_t klen)
 const struct ht_entry *ht_peek_rcu(struct ht *ht, const void *key, size_t klen)
 {
 	return find_rcu(ht, (uint32_t)ht_hash(key, klen, ht->seed), key, klen, 0);
-}
-
-/* Prefetch a line we are about to write (a mutex): exclusive, where the CPU
- * has PREFETCHW (executed as a NOP by x86 CPUs without it). */
-static inline void prefetch_for_write(const void *p)
-{
-#if defined(__x86_64__)
-	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
-#else
-	__builtin_prefetch(p, 1);
-#endif
 }
 
 /* Two passes: every bucket head first (independent misses overlap), with the

@@ -532,8 +532,7 @@ static void bgsave_reap(int wait)
 	pthread_t t;
 
 	pthread_mutex_lock(&p_lock);
-	if (!P.bg_running ||
-	    (!wait && !atomic_load_explicit(&bg_done, memory_order_acquire))) {
+	if (!P.bg_running || (!wait && !atomic_load_explicit(&bg_done, memory_order_acquire))) {
 		pthread_mutex_unlock(&p_lock);
 		return;
 	}

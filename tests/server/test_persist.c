@@ -18,9 +18,11 @@
  */
 #include "server/rdb.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -34,8 +36,6 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -163,7 +163,8 @@ static int start_bin(struct srv *s, const char *bin, int redis, long fsize_limit
 		int fd = open("/dev/null", O_RDWR), efd;
 
 		/* sanitizer reports land in <dir>/<name>.stderr */
-		snprintf(errpath, sizeof(errpath), "%s/%s.stderr", s->dir, redis ? "redis" : "rcukv");
+		snprintf(errpath, sizeof(errpath), "%s/%s.stderr", s->dir,
+			 redis ? "redis" : "rcukv");
 		efd = open(errpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		dup2(fd, 0);
 		dup2(fd, 1);
@@ -240,7 +241,8 @@ static int shutdown_srv(struct srv *s, const char *how)
 	redisContext *c = connect_port(s->port);
 
 	if (c) {
-		redisReply *r = how ? redisCommand(c, "SHUTDOWN %s", how) : redisCommand(c, "SHUTDOWN");
+		redisReply *r =
+		    how ? redisCommand(c, "SHUTDOWN %s", how) : redisCommand(c, "SHUTDOWN");
 
 		freeReplyObject(r);
 		redisFree(c);
@@ -435,6 +437,16 @@ static const struct kv *dump_find(const struct dump *d, const char *key, size_t 
 #define REF_N 12
 static struct kv ref[REF_N];
 static long long ref_expire_base;
+/* The short-lived key: long enough to be in a SAVE that follows at once even
+ * on a loaded machine, over before the restart (short_wait()). */
+#define SHORT_PX 1500
+static long long short_set_ms;
+
+static void short_wait(void)
+{
+	while (now_ms() <= short_set_ms + SHORT_PX + 20)
+		usleep(20 * 1000);
+}
 
 static void ref_build(void)
 {
@@ -481,7 +493,7 @@ static void ref_build(void)
 		ref[10].val[i] = "abcabcabd"[i % 9];
 	ref[10].vlen = comp;
 	ref[10].expire = ref_expire_base + 5;
-	SETREF(11, "short lived", 11, "gone at load", 12, -2); /* PX 400 at write */
+	SETREF(11, "short lived", 11, "gone at load", 12, -2); /* PX SHORT_PX at write */
 #undef SETREF
 }
 
@@ -490,15 +502,17 @@ static void ref_write(redisContext *c)
 	for (int i = 0; i < REF_N; i++) {
 		redisReply *r;
 
-		if (ref[i].expire == -2)
-			r = redisCommand(c, "SET %b %b PX 400", ref[i].key, ref[i].klen, ref[i].val,
-					 ref[i].vlen);
-		else if (ref[i].expire > 0)
+		if (ref[i].expire == -2) {
+			short_set_ms = now_ms();
+			r = redisCommand(c, "SET %b %b PX %d", ref[i].key, ref[i].klen, ref[i].val,
+					 ref[i].vlen, SHORT_PX);
+		} else if (ref[i].expire > 0) {
 			r = redisCommand(c, "SET %b %b PXAT %lld", ref[i].key, ref[i].klen,
 					 ref[i].val, ref[i].vlen, ref[i].expire);
-		else
+		} else {
 			r = redisCommand(c, "SET %b %b", ref[i].key, ref[i].klen, ref[i].val,
 					 ref[i].vlen);
+		}
 		CHECK(reply_is(r, REDIS_REPLY_STATUS, "OK"), "SET ref %d", i);
 		freeReplyObject(r);
 	}
@@ -519,7 +533,8 @@ static void ref_check_server(redisContext *c, const char *what)
 		} else {
 			long long want = ref[i].expire > 0 ? ref[i].expire : -1;
 
-			good += r && r->type == REDIS_REPLY_STRING && (size_t)r->len == ref[i].vlen &&
+			good += r && r->type == REDIS_REPLY_STRING &&
+				(size_t)r->len == ref[i].vlen &&
 				!memcmp(r->str, ref[i].val, ref[i].vlen) && t &&
 				t->type == REDIS_REPLY_INTEGER && t->integer == want;
 		}
@@ -545,7 +560,8 @@ static void test_commands_and_config(void)
 	}
 	/* CONFIG, as Redis 7.0 answers */
 	r = cmd(c, "CONFIG GET save");
-	CHECK(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && !strcmp(r->element[1]->str, ""),
+	CHECK(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+		  !strcmp(r->element[1]->str, ""),
 	      "default save is empty");
 	freeReplyObject(r);
 	CHECK(cmd_ok(c, "CONFIG SET save %s", "3600 1 300 100"), "CONFIG SET save");
@@ -555,8 +571,9 @@ static void test_commands_and_config(void)
 	      "CONFIG GET save after set");
 	freeReplyObject(r);
 	r = cmd(c, "CONFIG SET save %s", "100");
-	CHECK(reply_is(r, REDIS_REPLY_ERROR, "ERR CONFIG SET failed (possibly related to argument "
-					     "'save') - Invalid save parameters"),
+	CHECK(reply_is(r, REDIS_REPLY_ERROR,
+		       "ERR CONFIG SET failed (possibly related to argument "
+		       "'save') - Invalid save parameters"),
 	      "odd save: %s", r && r->str ? r->str : "?");
 	freeReplyObject(r);
 	r = cmd(c, "CONFIG SET save %s", "0 1");
@@ -564,18 +581,21 @@ static void test_commands_and_config(void)
 	freeReplyObject(r);
 	CHECK(cmd_ok(c, "CONFIG SET save %s", ""), "CONFIG SET save \"\"");
 	r = cmd(c, "CONFIG SET dbfilename x.rdb");
-	CHECK(reply_is(r, REDIS_REPLY_ERROR, "ERR CONFIG SET failed (possibly related to argument "
-					     "'dbfilename') - can't set protected config"),
+	CHECK(reply_is(r, REDIS_REPLY_ERROR,
+		       "ERR CONFIG SET failed (possibly related to argument "
+		       "'dbfilename') - can't set protected config"),
 	      "dbfilename protected: %s", r && r->str ? r->str : "?");
 	freeReplyObject(r);
 	r = cmd(c, "CONFIG SET dir /tmp");
-	CHECK(reply_is(r, REDIS_REPLY_ERROR, "ERR CONFIG SET failed (possibly related to argument "
-					     "'dir') - can't set protected config"),
+	CHECK(reply_is(r, REDIS_REPLY_ERROR,
+		       "ERR CONFIG SET failed (possibly related to argument "
+		       "'dir') - can't set protected config"),
 	      "dir protected");
 	freeReplyObject(r);
 	r = cmd(c, "CONFIG SET rdbchecksum no");
-	CHECK(reply_is(r, REDIS_REPLY_ERROR, "ERR CONFIG SET failed (possibly related to argument "
-					     "'rdbchecksum') - can't set immutable config"),
+	CHECK(reply_is(r, REDIS_REPLY_ERROR,
+		       "ERR CONFIG SET failed (possibly related to argument "
+		       "'rdbchecksum') - can't set immutable config"),
 	      "rdbchecksum immutable");
 	freeReplyObject(r);
 	CHECK(cmd_ok(c, "CONFIG SET rdbcompression no"), "rdbcompression runtime");
@@ -687,7 +707,8 @@ static void test_commands_and_config(void)
 		redisGetReply(c, (void **)&a);
 		redisGetReply(c, (void **)&b);
 		redisGetReply(c, (void **)&e);
-		CHECK(reply_is(a, REDIS_REPLY_STATUS, "Background saving started"), "first started");
+		CHECK(reply_is(a, REDIS_REPLY_STATUS, "Background saving started"),
+		      "first started");
 		CHECK(reply_is(b, REDIS_REPLY_ERROR, "ERR Background save already in progress") ||
 			  reply_is(b, REDIS_REPLY_STATUS, "Background saving started"),
 		      "second: in progress or started");
@@ -740,7 +761,7 @@ static void test_round_trip(void)
 	dump_free(&d);
 	redisFree(c);
 	CHECK(shutdown_srv(&s, "NOSAVE") == 0, "SHUTDOWN NOSAVE");
-	usleep(450 * 1000); /* the PX 400 key is past its expiry now */
+	short_wait(); /* the short-lived key is past its expiry now */
 	if (start(&s, NULL) < 0 || !(c = connect_port(s.port))) {
 		CHECK(0, "server restarts on its dump");
 		return;
@@ -854,7 +875,7 @@ static void test_through_redis(void)
 		pclose(p);
 	CHECK(ok, "redis-check-rdb accepts rcukv's dump");
 
-	usleep(450 * 1000); /* the PX 400 key expired */
+	short_wait(); /* the short-lived key expired */
 	r = s;
 	if (start_bin(&r, "/usr/bin/redis-server", 1, 0,
 		      (const char *const[]){"--save", "", NULL}) < 0 ||
@@ -1154,8 +1175,9 @@ static void test_sweep(void)
 		}
 		if (missing || bad || hi - lo > 1) {
 			bad_rounds++;
-			printf("sweep round %d: missing %ld, out of order %ld, first %ld last %ld\n",
-			       rounds, missing, bad, hi, lo);
+			printf(
+			    "sweep round %d: missing %ld, out of order %ld, first %ld last %ld\n",
+			    rounds, missing, bad, hi, lo);
 		} else if (hi != lo) {
 			split_rounds++;
 			printf("sweep round %d: k1..k%ld at sweep %ld, k%ld..k%ld at sweep %ld\n",
@@ -1167,8 +1189,8 @@ static void test_sweep(void)
 	printf("sweep: %d BGSAVEs, %d cut a sweep, %ld SETs in %ld sweeps of %ld keys\n", rounds,
 	       split_rounds, ops, w.sweeps, sweep_keys);
 	CHECK(rounds >= 3, "sweep: BGSAVEs ran (%d)", rounds);
-	CHECK(bad_rounds == 0, "sweep: every dump is point-in-time (%d of %d were not)",
-	      bad_rounds, rounds);
+	CHECK(bad_rounds == 0, "sweep: every dump is point-in-time (%d of %d were not)", bad_rounds,
+	      rounds);
 	CHECK(errors == 0, "sweep: writer errors %d", errors);
 	/* exercised: a dump taken between two sweeps would prove nothing */
 	CHECK(split_rounds > 0, "sweep: at least one dump cut a sweep (%d)", split_rounds);

@@ -44,3 +44,12 @@ bench-persistence:
 	@$(MAKE) --no-print-directory VARIANT=release build/release/rcukv-server build/release/rcukv-cli
 	@bench/bench_persistence.sh build/release/rcukv-server
 BENCH_SUBJECTS += persistence
+
+# --- bench-memory: the cache tier against redis-server 7 (issue 7): bytes per
+# key for 1M keys, RSS growth in a 30 s overwrite flood, zipf hit ratio with
+# maxmemory at 10% of the key space (allkeys-lru, allkeys-lfu).
+.PHONY: bench-memory
+bench-memory:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/rcukv-server build/release/rcukv-cli
+	@bench/bench_memory.sh build/release/rcukv-server
+BENCH_SUBJECTS += memory

@@ -344,13 +344,20 @@ if [ "$external" = 0 ]; then
   hwm=$(info_field rcu rcu_callbacks_pending_hwm)
   thr=$(info_field rcu rcu_callbacks_throttled)
   queued=$(info_field rcu rcu_callbacks_queued)
-  # each writer thread (2 workers) plus the main thread may hold $lim, and
-  # one loop turn's callbacks more before it waits
-  bound=$((3 * (lim + lim / 2)))
+  # each thread that retires entries (the workers and the main thread) may
+  # hold $lim pending callbacks before it waits at its next quiescent state,
+  # and as many again may sit in the callback thread's batch being invoked
+  nthr=$(info_field server threads)
+  bound=$((2 * (${nthr:-2} + 1) * lim))
   echo "flood: grace periods $gp, callbacks queued $queued, pending hwm $hwm, throttled $thr, rss $rss0 -> max $rssmax"
   check "flood: callbacks queued ($queued) and grace periods ($gp) went on" [ "${queued:-0}" -gt "$lim" ] && [ "${gp:-0}" -gt 10 ]
   check "flood: rcu_callbacks_pending_hwm $hwm <= bound $bound (rcu-callback-limit $lim)" [ "$hwm" -le "$bound" ]
-  check "flood: RSS max $rssmax within 25% of $rss0 (after 1.5 s)" [ "$rssmax" -le $((rss0 + rss0 / 4)) ]
+  case "$B" in
+  *asan* | *tsan*) # the sanitizer's allocator keeps freed memory in quarantine
+    ok "flood: RSS $rss0 -> max $rssmax (not checked in a sanitizer build)" ;;
+  *)
+    check "flood: RSS max $rssmax within 25% of $rss0 (after 1.5 s)" [ "$rssmax" -le $((rss0 + rss0 / 4)) ] ;;
+  esac
   r config set rcu-callback-limit 100000 >/dev/null
 fi
 

@@ -117,6 +117,7 @@ struct ht_stripe {
 	unsigned int nretired;	  /* entries in @filling and @retired (lock) */
 	size_t rbytes;		  /* their bytes (lock) */
 	_Atomic size_t retired_total; /* bytes ever retired here (ht_reclaim_progress) */
+	size_t flush_seen; /* retired_total at the last idle-only ht_retire_flush() (lock) */
 	/* The last small full batch, parked with its grace-period cookie until
 	 * the next batch of this stripe fills: that writer frees it on the spot
 	 * if the grace period has passed (retire_later()).  Lock. */
@@ -596,7 +597,7 @@ void ht_reclaim_progress(struct ht *ht, size_t *retired, size_t *freed)
 	*retired = r;
 }
 
-size_t ht_retire_flush(struct ht *ht)
+size_t ht_retire_flush(struct ht *ht, int idle_only)
 {
 	size_t bytes = 0;
 
@@ -606,6 +607,15 @@ size_t ht_retire_flush(struct ht *ht)
 
 		if (pthread_mutex_trylock(&s->lock) != 0)
 			continue; /* a writer is there; it retires its own batches */
+		if (idle_only) {
+			size_t tot = atomic_load_explicit(&s->retired_total, memory_order_relaxed);
+
+			if (tot != s->flush_seen) { /* still written: its writers go on */
+				s->flush_seen = tot;
+				HT_CHECK(pthread_mutex_unlock(&s->lock));
+				continue;
+			}
+		}
 		parked = s->parked;
 		s->parked = NULL;
 		if (s->nretired) {

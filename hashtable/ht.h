@@ -543,11 +543,14 @@ struct ht_stats {
  * that memory freed by deletions comes back after one grace period even when
  * few writes follow (maxmemory eviction).  Stripes whose mutex is busy are
  * skipped.
+ * @idle_only: 1: only stripes that retired nothing since the previous
+ * idle_only call (their writers stopped; busy stripes send their own batches
+ * and keep the writers' cheap path); 0: every stripe.
  * Context: registered thread, holding no stripe mutex and, QSBR, no
  * reference it still needs freed memory for; O(stripes).
  * Return: the bytes of the waiting entries sent.
  */
-size_t ht_retire_flush(struct ht *ht);
+size_t ht_retire_flush(struct ht *ht, int idle_only);
 
 /**
  * ht_reclaim_progress() - bytes (ht_entry_size()) of entries unlinked so far

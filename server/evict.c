@@ -540,8 +540,10 @@ void evict_cron(void)
 	clock_tick();
 	/* Batches of retired entries wait on their stripes for company (or for
 	 * the stripe's next batch, when parked): when writes stop, nothing else
-	 * sends them on, and their memory would wait with them. */
-	ht_retire_flush(db_table());
+	 * sends them on, and their memory would wait with them.  Without
+	 * maxmemory, only stripes idle since the last tick: busy ones send their
+	 * own batches, and their writers free parked batches themselves. */
+	ht_retire_flush(db_table(), !mm);
 	if (!mm) {
 		pthread_mutex_lock(&ev_lock);
 		exceeded_note(0);

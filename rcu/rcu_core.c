@@ -27,7 +27,9 @@
  * Pacing: under a steady stream of callbacks or polls, the callback thread
  * starts a grace period at most once per cb_gp_interval_ns (default 1 ms,
  * RCU_CB_GP_INTERVAL_US), so that each grace period serves a larger batch and
- * readers are not asked to wake it thousands of times a second.
+ * readers are not asked to wake it thousands of times a second.  Only new
+ * work is paced (cb_fresh()): the second grace period of callbacks already
+ * taken follows at once, so an isolated call_rcu() is not delayed.
  * rcu_barrier(), a throttled updater or a backlog over an eighth of the limit
  * end the pause at once; synchronize_rcu() callers never wait for it (they
  * run their own grace period, G3).  G4 still holds: two grace periods, each
@@ -622,7 +624,23 @@ static void cb_sleep(struct rcu_flavor *fl)
 }
 
 /*
- * Pace: with work waiting, start the next grace period no sooner than one
+ * New work since the last flip: callbacks not yet taken, or a polled grace
+ * period requested.  Callbacks that only wait for their second grace period
+ * (q->waiting) are not: a lone call_rcu() on an idle system still runs after
+ * two back-to-back grace periods.  Callback thread only.
+ */
+static bool cb_fresh(struct rcu_flavor *fl, struct rcu_cbq *head)
+{
+	for (struct rcu_cbq *q = head; q; q = q->next) {
+		if (atomic_load_explicit(&q->queued, memory_order_relaxed) != q->taken)
+			return true;
+	}
+	return !seq_done(atomic_load_explicit(&fl->gp_seq, memory_order_relaxed),
+			 atomic_load_explicit(&fl->gp_requested, memory_order_relaxed));
+}
+
+/*
+ * Pace: with new work waiting, start the next grace period no sooner than one
  * interval after the previous one began (@last_ns), unless a barrier or a
  * throttled updater waits (they kick) or the backlog is large.  Callback
  * thread only, offline (QSBR) / outside any section.
@@ -718,8 +736,10 @@ static void *cb_thread_main(void *arg)
 			last_gp_ns = 0; /* work after a sleep starts at once */
 			continue;
 		}
-		cb_pace(fl, last_gp_ns, last_pending);
-		head = cbq_head(fl); /* queues registered during the pause */
+		if (cb_fresh(fl, head)) {
+			cb_pace(fl, last_gp_ns, last_pending);
+			head = cbq_head(fl); /* queues registered during the pause */
+		}
 		last_gp_ns = rcu_now_ns();
 		/* Flip every queue with new callbacks: after the next grace
 		 * period the old list is complete (struct rcu_cbq). */

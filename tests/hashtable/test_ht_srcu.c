@@ -58,6 +58,13 @@ static int scan_fn(const struct ht_entry *e, void *arg)
 
 		usleep(20000); /* sleeps inside the scan */
 		corrupt += check_held();
+		/* Half way, hold the scan until the writer has overwritten every
+		 * key once (bounded: 60 s), so the check below does not depend on
+		 * how fast a loaded machine or a sanitizer lets the writer run. */
+		for (int w = 0; seen == NKEYS / 2 && atomic_load(&rounds) < 1 && w < 3000; w++) {
+			usleep(20000);
+			corrupt += check_held();
+		}
 		ht_stats(ht, &st);
 		if (st.retire_batches_freed != freed_at_start)
 			freed_during_scan = 1;

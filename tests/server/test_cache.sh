@@ -29,10 +29,8 @@ set -u
 B=${B:-build/release}
 SRV=$B/rcukv-server
 TS=$B/tests/server/test_server
-pass=0; fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+PORT_LAST=7449
+. "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d /tmp/rcukv-cache.XXXXXX)
 pids=()
 cleanup() {
@@ -42,21 +40,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  local p
-  for p in $(seq "$1" 7449); do
-    if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "$p"; return; fi
-  done
-  echo 0
-}
-wait_up() {
-  local i
-  for i in $(seq 1 100); do
-    if redis-cli -p "$1" ping 2>/dev/null | grep -q PONG; then return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
 
 if [ -n "${CACHE_TEST_PORT:-}" ]; then
   P=$CACHE_TEST_PORT

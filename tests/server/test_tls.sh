@@ -16,10 +16,8 @@
 set -u
 B=${B:-build/release}
 SRV=$B/rcukv-server
-pass=0; fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+PORT_LAST=7399
+. "$(dirname "$0")/lib.sh"
 if ! command -v openssl >/dev/null || ! redis-cli --help 2>&1 | grep -q -- '--tls'; then
   echo "SKIP: needs the openssl CLI and a redis-cli built with TLS"
   echo "0 passed, 0 failed"; exit 0
@@ -45,21 +43,6 @@ trap cleanup EXIT
 ) >"$tmp/openssl.log" 2>&1 || { bad "making certificates"; cat "$tmp/openssl.log"; echo "$pass passed, $fail failed"; exit 1; }
 ok "throwaway CA, server and client certificates made"
 
-free_port() {
-  local p
-  for p in $(seq "$1" 7399); do
-    if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "$p"; return; fi
-  done
-  echo 0
-}
-wait_up() {
-  local i
-  for i in $(seq 1 100); do
-    redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
-    sleep 0.1
-  done
-  return 1
-}
 TLSC=(--tls --cacert "$tmp/ca.crt" --cert "$tmp/client.crt" --key "$tmp/client.key")
 
 P=$(free_port 7350); TP=$(free_port $((P + 1)))

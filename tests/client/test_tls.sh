@@ -127,7 +127,7 @@ suite() {
 	printf 'set l1 one\nget l1\nincr n\nincr n\nget n\n' | C >"$TMP/a" 2>&1
 	check "$name: line mode (pipe) over TLS" [ "$(tr '\n' ' ' <"$TMP/a")" = "OK one 1 2 2 " ]
 	printf 'set ik "a b"\nget ik\nquit\n' |
-		script -qec "$(printf '%q ' timeout 30 "$CLI" -p "$TP" "${TLS[@]}")" /dev/null >"$TMP/i" 2>&1
+		script -qec "$(printf '%q ' timeout --foreground 30 "$CLI" -p "$TP" "${TLS[@]}")" /dev/null >"$TMP/i" 2>&1
 	tr -d '\r' <"$TMP/i" >"$TMP/i2"
 	check "$name: interactive mode over TLS (prompt and quoted reply)" \
 		bash -c "grep -q '127.0.0.1:$TP> ' '$TMP/i2' && grep -q '^\"a b\"\$' '$TMP/i2'"

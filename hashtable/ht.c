@@ -2581,13 +2581,9 @@ static int ht_shrink(struct ht *ht)
 	return 0;
 }
 
-int ht_resize(struct ht *ht, size_t nbuckets)
+/* Take resize_lock once no snapshot is running (snapshots hold resizes off). */
+static void resize_lock_acquire(struct ht *ht)
 {
-	size_t target = pow2_at_least(nbuckets);
-	int ret = 0;
-
-	if (target < ht->nstripes)
-		target = ht->nstripes;
 	lock_blocking(&ht->resize_lock);
 	while (atomic_load_explicit(&ht->snap_on, memory_order_relaxed)) {
 		int was = qsbr_offline_begin();
@@ -2596,6 +2592,22 @@ int ht_resize(struct ht *ht, size_t nbuckets)
 		qsbr_offline_end(was);
 	}
 	atomic_store_explicit(&ht->resizing, 1, memory_order_relaxed);
+}
+
+static void resize_lock_release(struct ht *ht)
+{
+	atomic_store_explicit(&ht->resizing, 0, memory_order_relaxed);
+	HT_CHECK(pthread_mutex_unlock(&ht->resize_lock));
+}
+
+int ht_resize(struct ht *ht, size_t nbuckets)
+{
+	size_t target = pow2_at_least(nbuckets);
+	int ret = 0;
+
+	if (target < ht->nstripes)
+		target = ht->nstripes;
+	resize_lock_acquire(ht);
 	for (;;) {
 		size_t cur = tbl_size(rcu_dereference_protected(ht->tbl, "resize_lock"));
 
@@ -2608,25 +2620,35 @@ int ht_resize(struct ht *ht, size_t nbuckets)
 		if (ret)
 			break;
 	}
-	atomic_store_explicit(&ht->resizing, 0, memory_order_relaxed);
-	HT_CHECK(pthread_mutex_unlock(&ht->resize_lock));
+	resize_lock_release(ht);
 	return ret;
 }
 
-/* Load factor policy: grow past 1 entry per bucket, shrink under 1/8. */
+/*
+ * Load factor policy: grow past 1 entry per bucket, shrink under 1/8.  One
+ * step (double or halve), decided under resize_lock from the size it is about
+ * to change, so an explicit ht_resize() that ran first is never undone by a
+ * decision taken before it.  Returns 1 if it changed the size.
+ */
+static int auto_resize_step(struct ht *ht)
+{
+	int stepped = 0;
+
+	resize_lock_acquire(ht);
+	size_t nb = tbl_size(rcu_dereference_protected(ht->tbl, "resize_lock"));
+	size_t c = ht_count(ht);
+
+	if (c > nb && nb < HT_MAX_BUCKETS)
+		stepped = ht_grow(ht) == 0;
+	else if (c < nb / 8 && nb > ht->nstripes)
+		stepped = ht_shrink(ht) == 0;
+	resize_lock_release(ht);
+	return stepped;
+}
+
 static void auto_resize(struct ht *ht)
 {
-	for (;;) {
-		size_t c = ht_count(ht);
-		size_t nb = atomic_load_explicit(&ht->nbuckets, memory_order_relaxed);
-		size_t want = nb;
-
-		if (c > nb && nb < HT_MAX_BUCKETS)
-			want = nb * 2;
-		else if (c < nb / 8 && nb > ht->nstripes)
-			want = nb / 2;
-		if (want == nb || ht_resize(ht, want))
-			return;
+	while (auto_resize_step(ht)) {
 		HT_CHECK(pthread_mutex_lock(&ht->wlock));
 		int stop = ht->worker_stop;
 		HT_CHECK(pthread_mutex_unlock(&ht->wlock));

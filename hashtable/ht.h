@@ -163,7 +163,8 @@ struct ht_options {
  * ht_new() - create an empty table.
  * @opt: options, or NULL for defaults.
  * Context: any thread.  The background thread (resize, bulk free) starts on
- * first need and registers itself with the table's flavor.
+ * first need; it reads no entry, so it does not register with the flavor: it
+ * only waits for grace periods.
  * Return: the table, or NULL (errno ENOMEM or EINVAL).
  */
 struct ht *ht_new(const struct ht_options *opt);

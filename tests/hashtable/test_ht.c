@@ -529,6 +529,47 @@ static void test_auto_resize(void **st)
 	done(ht);
 }
 
+/*
+ * An explicit ht_resize() is not undone by a policy decision the worker took
+ * before it.  Each round: grow to 65536 buckets by hand (far over the policy
+ * for 3000 keys), churn a few keys so writers kick the worker (which wants to
+ * shrink), then ht_resize(8192), which the policy accepts for 3000 keys.
+ * Whatever the worker decided before must not land after: the size stays 8192.
+ */
+static void test_explicit_resize_kept(void **st)
+{
+	struct ht *ht = mk(0, 1);
+	struct ht_stats hs;
+	char k[32];
+	int undone = 0;
+
+	(void)st;
+	fill(ht, 3000);
+	for (int r = 0; r < 60; r++) {
+		assert_int_equal(ht_resize(ht, 65536), 0);
+		for (int i = 0; i < 40; i++) {
+			snprintf(k, sizeof(k), "r%d", (r * 40 + i) % 3000);
+			assert_int_equal(ht_del(ht, k, strlen(k)), 0);
+			assert_int_equal(ht_set(ht, k, strlen(k), k, strlen(k), 0, 0, NULL), 0);
+		}
+		assert_int_equal(ht_resize(ht, 8192), 0);
+		/* Give a stale decision time to land (it never should). */
+		for (int w = 0; w < 5; w++) {
+			rcu_thread_offline();
+			usleep(2000);
+			rcu_thread_online();
+			ht_stats(ht, &hs);
+			if (hs.buckets != 8192) {
+				undone++;
+				break;
+			}
+		}
+	}
+	assert_int_equal(undone, 0);
+	check_all(ht, 3000);
+	done(ht);
+}
+
 static void test_scan(void **st)
 {
 	struct ht *ht = mk(0, 1);
@@ -689,6 +730,7 @@ int main(void)
 	    cmocka_unit_test(test_flush),
 	    cmocka_unit_test(test_resize),
 	    cmocka_unit_test(test_auto_resize),
+	    cmocka_unit_test(test_explicit_resize_kept),
 	    cmocka_unit_test(test_scan),
 	    cmocka_unit_test(test_scan_across_resize),
 	    cmocka_unit_test(test_random_sample),

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/time.h>
+#include <time.h>
 
 /* ------------------------------------------------------------ commands */
 
@@ -710,6 +711,10 @@ static const struct cmd base_cmds[] = {
 static const struct cmd **table; /* every top-level command */
 static const char **tname;	 /* its name as clients type it (rename-command), NULL = disabled */
 static int ntable;
+/* table index -> its INFO commandstats slot (stats.c); the slots of its
+ * subcommands follow it.  Slots are in name order, subcommands after their
+ * container, which is the order INFO lists them in. */
+static int *stat_slot;
 #define IDX_SLOTS 1024
 static int idx_slot[IDX_SLOTS]; /* index into table + 1, 0 = empty */
 
@@ -732,6 +737,37 @@ static int cmd_lookup(const char *s, size_t n)
 		h = (h + 1) & (IDX_SLOTS - 1);
 	}
 	return -1;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(table[*(const int *)a]->name, table[*(const int *)b]->name);
+}
+
+static void stat_slots_init(void)
+{
+	int *order = xmalloc((size_t)ntable * sizeof(*order)), n = 0;
+	const char **names;
+
+	for (int i = 0; i < ntable; i++) {
+		order[i] = i;
+		n += 1 + (table[i]->subs ? table[i]->nsubs : 0);
+	}
+	qsort(order, (size_t)ntable, sizeof(*order), by_name);
+	names = xmalloc((size_t)n * sizeof(*names));
+	stat_slot = xmalloc((size_t)ntable * sizeof(*stat_slot));
+	n = 0;
+	for (int o = 0; o < ntable; o++) {
+		const struct cmd *k = table[order[o]];
+
+		stat_slot[order[o]] = n;
+		names[n++] = k->name;
+		for (int j = 0; k->subs && j < k->nsubs; j++)
+			names[n++] = k->subs[j].fullname;
+	}
+	stats_init(n, names);
+	free(names);
+	free(order);
 }
 
 void cmd_init(void)
@@ -789,6 +825,7 @@ void cmd_init(void)
 			h = (h + 1) & (IDX_SLOTS - 1);
 		idx_slot[h] = i + 1;
 	}
+	stat_slots_init();
 }
 
 void cmd_fini(void)
@@ -797,6 +834,8 @@ void cmd_fini(void)
 	table = NULL;
 	free(tname);
 	tname = NULL;
+	free(stat_slot);
+	stat_slot = NULL;
 }
 
 void cmd_name_of(int idx, int sub, char *buf, size_t len)
@@ -847,18 +886,47 @@ static int refuse_oom(struct conn *c, int flags)
 	return 1;
 }
 
+static inline unsigned long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+/* Run a command that passed every check: it counts as processed and as a
+ * call of @slot, timed around proc only (as Redis times call()), failed if it
+ * replied an error.  A rejected command never gets here. */
+static inline void cmd_run(struct conn *c, const struct cmd *k, int slot, int argc)
+{
+	struct worker *w = c->w;
+	unsigned long long errs = STAT_GET(w->st.errors), t0;
+
+	STAT_ADD(w->st.commands, 1);
+	t0 = mono_ns();
+	k->proc(c, argc);
+	stats_cmd_done(w, slot, mono_ns() - t0, STAT_GET(w->st.errors) != errs);
+}
+
+/*
+ * Run one parsed command.  What INFO commandstats counts, as Redis 7.0:
+ * an unknown command or subcommand counts nowhere (but in errorstats); a
+ * known one refused before running (arity, NOAUTH, OOM, MISCONF) is a
+ * rejected call of that command or subcommand; one that runs is a call
+ * (and total_commands_processed), failed if it replied an error.
+ */
 void cmd_dispatch(struct conn *c)
 {
-	int argc = c->argc, idx, sub = -1;
+	int argc = c->argc, idx, sub = -1, slot;
 	const struct cmd *k;
 
-	STAT_ADD(c->w->st.commands, 1);
 	idx = cmd_lookup(ARGV(c, 0), ARGL(c, 0));
 	if (SRV_UNLIKELY(idx < 0)) {
 		unknown_command(c, argc);
 		return;
 	}
 	k = table[idx];
+	slot = stat_slot[idx];
 	if (SRV_UNLIKELY(k->subs != NULL)) {
 		atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
 		atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
@@ -869,7 +937,7 @@ void cmd_dispatch(struct conn *c)
 	}
 	if (SRV_UNLIKELY((k->arity > 0 && argc != k->arity) || argc < -k->arity)) {
 		reply_errorf(c, "wrong number of arguments for '%s' command", k->name);
-		goto done;
+		goto rejected;
 	}
 	if (k->subs && argc >= 2) {
 		for (int i = 0; i < k->nsubs; i++) {
@@ -884,45 +952,46 @@ void cmd_dispatch(struct conn *c)
 			upper(up, k->name, strlen(k->name));
 			reply_errorf(c, "unknown subcommand '%.128s'. Try %s HELP.", ARGV(c, 1),
 				     up);
-			goto done;
+			return;
 		} else {
 			const struct cmd *s = &k->subs[sub];
 
 			atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
 			atomic_store_explicit(&c->last_sub, sub, memory_order_relaxed);
-
+			slot += 1 + sub;
 			if ((s->arity > 0 && argc != s->arity) || argc < -s->arity) {
 				reply_errorf(c, "wrong number of arguments for '%s' command",
 					     s->fullname);
-				goto done;
+				goto rejected;
 			}
 			if (SRV_UNLIKELY(!c->authenticated) && !(s->flags & CMD_NOAUTH) &&
 			    cfg_password_required()) {
 				reply_error(c, "-NOAUTH Authentication required.");
-				goto done;
+				goto rejected;
 			}
 			if (SRV_UNLIKELY(refuse_oom(c, s->flags)))
-				goto done;
-			s->proc(c, argc);
-			goto done;
+				goto rejected;
+			cmd_run(c, s, slot, argc);
+			return;
 		}
 	}
 	if (SRV_UNLIKELY(!c->authenticated) && !(k->flags & CMD_NOAUTH) &&
 	    cfg_password_required()) {
 		reply_error(c, "-NOAUTH Authentication required.");
-		goto done;
+		goto rejected;
 	}
 	if (SRV_UNLIKELY(refuse_oom(c, k->flags)))
-		goto done;
+		goto rejected;
 	/* stop-writes-on-bgsave-error: as Redis, PING is refused too */
 	if (SRV_UNLIKELY((k->flags & CMD_WRITE) || k->proc == cmd_ping) &&
 	    persist_writes_denied()) {
 		reply_err_code(c, ERR_MISCONF);
-		goto done;
+		goto rejected;
 	}
-	k->proc(c, argc);
-done:
+	cmd_run(c, k, slot, argc);
 	return;
+rejected:
+	stats_cmd_rejected(c->w, slot);
 }
 
 /* COMMAND INFO entry: name arity flags first last step acl tips keyspecs subs */

@@ -34,7 +34,8 @@ enum cfg_type {
 	T_OCTAL,
 	T_RENAME,
 	T_COBL,
-	T_PERSIST /* save, dir, dbfilename: kept and checked by persist.c */
+	T_PERSIST, /* save, dir, dbfilename: kept and checked by persist.c */
+	T_PCTL	   /* latency-tracking-info-percentiles: kept and checked by stats.c */
 };
 
 /* cfg_opt.mutable_: 0 start-up only, 1 CONFIG SET, 2 protected (CONFIG SET
@@ -114,6 +115,8 @@ static const struct cfg_opt opts[] = {
     OPT("lfu-log-factor", T_INT, 1, &g_cfg.lfu_log_factor, 0, INT_MAX, NULL),
     OPT("lfu-decay-time", T_INT, 1, &g_cfg.lfu_decay_time, 0, INT_MAX, NULL),
     OPT("rcu-callback-limit", T_INT, 1, &g_cfg.rcu_callback_limit, 0, LLONG_MAX, NULL),
+    OPT("latency-tracking", T_BOOL, 1, &g_cfg.latency_tracking, 0, 1, NULL),
+    OPT("latency-tracking-info-percentiles", T_PCTL, 1, NULL, 0, 0, NULL),
 };
 
 /* client-output-buffer-limit: only "normal" applies (no replicas or pub/sub
@@ -232,6 +235,7 @@ void cfg_defaults(void)
 	atomic_store(&g_cfg.stop_writes_on_bgsave_error, 1);
 	atomic_store(&g_cfg.rdb_skip_unsupported, 0);
 	atomic_store(&g_cfg.enable_protected_configs, 0);
+	atomic_store(&g_cfg.latency_tracking, 1);
 	if (persist_cfg_defaults)
 		persist_cfg_defaults();
 }
@@ -376,6 +380,10 @@ static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *e
 	if (o->type == T_PERSIST)
 		return persist_cfg_set ? persist_cfg_set(o->name, argc, argv, 1, 1)
 				       : "persistence is not linked into this program";
+	if (o->type == T_PCTL) /* --opt "50 99" arrives as one word: split it */
+		return argc == 1 && strchr(argv[0], ' ')
+			   ? stats_pctl_set_str(argv[0], strlen(argv[0]), 1)
+			   : stats_pctl_set(argc, argv, 1);
 	if (o->type != T_BIND && argc != 1)
 		return "wrong number of arguments";
 	switch (o->type) {
@@ -562,6 +570,9 @@ static void opt_value(const struct cfg_opt *o, char *buf, size_t len)
 		if (persist_cfg_get)
 			persist_cfg_get(o->name, buf, len);
 		break;
+	case T_PCTL:
+		stats_pctl_get(buf, len);
+		break;
 	case T_COBL:
 		pthread_mutex_lock(&str_lock);
 		snprintf(buf, len, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
@@ -696,6 +707,8 @@ void cfg_cmd_set(struct conn *c, int argc)
 			err = persist_cfg_set ? persist_cfg_set(o->name, 1, &v, 0, 0)
 					      : "persistence is not linked into this program";
 			free(v);
+		} else if (o->type == T_PCTL) {
+			err = stats_pctl_set_str(ARGV(c, 2 + 2 * k + 1), ARGL(c, 2 + 2 * k + 1), 0);
 		} else if (o->type != T_STR)
 			err = parse_value(o, ARGV(c, 2 + 2 * k + 1), &vals[k], errbuf,
 					  sizeof(errbuf));
@@ -716,6 +729,8 @@ void cfg_cmd_set(struct conn *c, int argc)
 
 			persist_cfg_set(o->name, 1, &v, 0, 1);
 			free(v);
+		} else if (o->type == T_PCTL) {
+			stats_pctl_set_str(ARGV(c, 2 + 2 * k + 1), ARGL(c, 2 + 2 * k + 1), 1);
 		} else if (o->type == T_STR) {
 			/* string options are read by CONFIG GET and AUTH on other
 			 * threads, so they change under str_lock.  requirepass

@@ -11,6 +11,7 @@
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
 #include "server/server_internal.h"
+#include "server/lathist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ void info_reset_stats(void)
 	atomic_store(&base_expired, db_expired_total());
 	atomic_store(&mem_peak, 0);
 	evict_reset_stats();
+	stats_reset();
 }
 
 static size_t mem_used(void)
@@ -139,6 +141,62 @@ __attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *s, cons
 		s->cap = s->cap * 2 + (size_t)n;
 		s->p = xrealloc(s->p, s->cap);
 	}
+}
+
+/* cmdstat_<name>:calls=..., for each command called or rejected since the
+ * last RESETSTAT (Redis 7.0's fields and float formatting) */
+static void info_commandstats(struct sbuf *s)
+{
+	for (int i = 0; i < stats_nslots(); i++) {
+		struct stats_cmd_sum t;
+
+		stats_cmd_sum(i, &t, NULL);
+		if (!t.calls && !t.rejected && !t.failed)
+			continue;
+		sb_printf(s,
+			  "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
+			  "failed_calls=%llu\r\n",
+			  stats_slot_name(i), t.calls, t.usec,
+			  t.calls ? (double)((float)t.usec / (float)t.calls) : 0.0, t.rejected,
+			  t.failed);
+	}
+}
+
+static void info_errorstats(struct sbuf *s)
+{
+	struct stats_err_sum e[STATS_ERR_TYPES];
+	int n = stats_errors(e, STATS_ERR_TYPES);
+
+	for (int i = 0; i < n; i++)
+		sb_printf(s, "errorstat_%s:count=%llu\r\n", e[i].name, e[i].count);
+}
+
+/* latency_percentiles_usec_<name>:p50=...,p99=...: each command with a
+ * latency sample; the values are ns / 1000 with 3 decimals, as Redis. */
+static void info_latencystats(struct sbuf *s)
+{
+	unsigned long long *h = xmalloc(LATHIST_LEN * sizeof(*h));
+	double *pct;
+	int np = stats_pctl_copy(&pct);
+
+	for (int i = 0; i < stats_nslots(); i++) {
+		struct stats_cmd_sum t;
+
+		stats_cmd_sum(i, &t, h);
+		if (!t.samples)
+			continue;
+		sb_printf(s, "latency_percentiles_usec_%s:", stats_slot_name(i));
+		for (int j = 0; j < np; j++) {
+			char pb[64];
+
+			lathist_fmt_pct(pb, sizeof(pb), pct[j]);
+			sb_printf(s, "%sp%s=%.3f", j ? "," : "", pb,
+				  (double)lathist_percentile(h, t.samples, pct[j]) / 1000.0);
+		}
+		sb_printf(s, "\r\n");
+	}
+	free(pct);
+	free(h);
 }
 
 static int want(const char *sec, int argc, struct conn *c, int is_default)
@@ -256,7 +314,7 @@ void cmd_info(struct conn *c, int argc)
 		    "evicted_keys:%llu\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:%llu\r\n"
 		    "current_eviction_exceeded_time:%llu\r\nkeyspace_hits:%llu\r\n"
 		    "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
-		    "total_error_replies:%llu\r\n",
+		    "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n",
 		    sections ? "\r\n" : "", STAT(conns_received), STAT(commands), ops_per_sec(),
 		    STAT(net_in), STAT(net_out),
 		    atomic_load(&g_srv.rejected_conns) - atomic_load(&base_rejected),
@@ -299,6 +357,22 @@ void cmd_info(struct conn *c, int argc)
 			  st.gp_last_ns / 1000, st.gp_max_ns / 1000, st.cb_queued, st.cb_invoked,
 			  st.cb_pending, st.cb_pending_hwm, st.cb_throttled, st.cb_batches,
 			  st.readers, st.stalls, atomic_load(&g_cfg.rcu_callback_limit));
+		sections++;
+	}
+	if (want("commandstats", argc, c, 0)) {
+		sb_printf(&s, "%s# Commandstats\r\n", sections ? "\r\n" : "");
+		info_commandstats(&s);
+		sections++;
+	}
+	if (want("errorstats", argc, c, 1)) {
+		sb_printf(&s, "%s# Errorstats\r\n", sections ? "\r\n" : "");
+		info_errorstats(&s);
+		sections++;
+	}
+	if (want("latencystats", argc, c, 0)) {
+		sb_printf(&s, "%s# Latencystats\r\n", sections ? "\r\n" : "");
+		if (atomic_load_explicit(&g_cfg.latency_tracking, memory_order_relaxed))
+			info_latencystats(&s);
 		sections++;
 	}
 	if (want("keyspace", argc, c, 1)) {

@@ -718,6 +718,7 @@ void net_init(void)
 		if (w->notify_fd < 0)
 			srv_die("eventfd failed");
 		pthread_mutex_init(&w->qlock, NULL);
+		stats_worker_init(w);
 	}
 	g_srv.notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (g_srv.notify_fd < 0)

@@ -116,8 +116,10 @@ void reply_error(struct conn *c, const char *msg)
 	*d++ = '\r';
 	*d++ = '\n';
 	c->out.len += (size_t)(d - s);
-	if (c->w)
+	if (c->w) {
 		STAT_ADD(c->w->st.errors, 1);
+		stats_error(c->w, msg, n); /* errorstat_<prefix> */
+	}
 }
 
 void reply_err_code(struct conn *c, const char *full)

@@ -5,7 +5,8 @@ $(call need_pc,libevent)
 $(call need_pc,openssl)
 
 SERVER_SRCS := server/main.c server/config.c server/log.c server/util.c server/resp.c \
-               server/net.c server/cmd.c server/info.c server/tls.c server/persist.c
+               server/net.c server/cmd.c server/info.c server/tls.c server/persist.c \
+               server/stats.c server/lathist.c
 ifneq ($(filter %libht_qsbr.a,$(ALL_BINS) $(HT_QSBR_LIB)),)
   SERVER_SRCS += server/db.c server/evict.c
   SERVER_HT_LIB := $(B)/libht_qsbr.a

@@ -120,6 +120,7 @@ struct cfg {
 	_Atomic long long rdbcompression, rdbchecksum, stop_writes_on_bgsave_error;
 	_Atomic long long rdb_skip_unsupported; /* rdb-skip-unsupported-types */
 	_Atomic long long enable_protected_configs; /* 0 no, 1 yes, 2 local */
+	_Atomic long long latency_tracking;	    /* bool: INFO latencystats histograms */
 };
 
 /* tls.c: linked into rcukv-server only; weak here so that other programs
@@ -261,6 +262,7 @@ struct worker {
 				   * this loop turn (owner thread) */
 	_Atomic int nconns;
 	struct wstats st;
+	struct wcstats *cs; /* per-command stats (stats.c); set before the thread starts */
 	char pad[64];
 };
 
@@ -426,6 +428,41 @@ void info_reset_stats(void);
 void info_sample_ops(void);
 size_t info_rss(void);
 size_t info_mem_peak(size_t used); /* records @used, returns the peak */
+
+/* per-command statistics (stats.c): INFO commandstats, errorstats,
+ * latencystats.  Counters per worker, written by the owner only. */
+#define STATS_ERR_NAME_MAX 31 /* an error prefix is found within 32 bytes */
+#define STATS_ERR_TYPES 64    /* distinct prefixes counted per worker */
+struct wcstats;
+struct stats_cmd_sum {
+	unsigned long long calls, usec, rejected, failed;
+	unsigned long long samples; /* latency histogram total */
+};
+struct stats_err_sum {
+	char name[STATS_ERR_NAME_MAX + 1];
+	unsigned long long count;
+};
+/* Slots: every command and subcommand, in the order INFO lists them;
+ * @names must outlive the server (cmd.c's static names). */
+void stats_init(int nslots, const char *const *names);
+void stats_worker_init(struct worker *w); /* net_init(), before the thread starts */
+void stats_fini(void);			  /* after the workers are joined */
+/* Owner thread of @w (NULL or a worker without stats: nothing counted). */
+void stats_cmd_done(struct worker *w, int slot, unsigned long long ns, int failed);
+void stats_cmd_rejected(struct worker *w, int slot);
+void stats_error(struct worker *w, const char *msg, size_t len); /* reply_error() */
+void stats_reset(void); /* CONFIG RESETSTAT, any thread */
+/* INFO, any thread */
+int stats_nslots(void);
+const char *stats_slot_name(int slot);
+/* @hist: NULL or LATHIST_LEN counters, filled with the merged histogram */
+void stats_cmd_sum(int slot, struct stats_cmd_sum *out, unsigned long long *hist);
+int stats_errors(struct stats_err_sum *out, int max); /* sorted by name */
+/* latency-tracking-info-percentiles: NULL or the reason; @apply 0 checks only */
+const char *stats_pctl_set(int argc, char **argv, int apply);
+const char *stats_pctl_set_str(const char *val, size_t len, int apply); /* CONFIG SET */
+void stats_pctl_get(char *buf, size_t len);
+int stats_pctl_copy(double **out); /* count; *out malloc'd */
 
 /* cache tier (evict.c): maxmemory, eviction, access clock, MEMORY, OBJECT */
 enum {

@@ -20,3 +20,14 @@ TEST_BINS += $(B)/tests/server/test_persist
 # tests/server/test_cache.sh: the cache tier (issue 7): expiry, maxmemory and
 # the eviction policies, OOM, a write flood's RCU backlog.  Ports 7400-7449.
 TEST_SCRIPTS += tests/server/test_cache.sh
+
+# tests/server/test_lathist: the INFO latencystats histogram (server/lathist.c):
+# bucket bounds, the 1/128 error bound, percentiles as redis-server 7.0 prints them.
+$(B)/tests/server/test_lathist: $(B)/tests/server/test_lathist.o $(B)/server/lathist.o
+	$(CC) $(LDFLAGS) -o $@ $^
+TEST_BINS += $(B)/tests/server/test_lathist
+
+# tests/server/test_stats.sh: INFO commandstats / errorstats / latencystats
+# (exact counts, RESETSTAT, options, concurrent clients).  Ports 7600-7648;
+# STATS_TEST_PORT=P runs it against any server (a redis-server 7.0 passes).
+TEST_SCRIPTS += tests/server/test_stats.sh

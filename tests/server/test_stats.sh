@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# tests/server/test_stats.sh - INFO commandstats, errorstats and latencystats
+# (Redis 7.0's).  Starts $B/rcukv-server (--threads 2) on a free loopback port
+# (7600-7648), or uses STATS_TEST_PORT (any server that holds nothing you
+# need: it runs CONFIG RESETSTAT and CONFIG SET; a redis-server 7.0 passes it
+# too, which proves the test):
+#   1. sections: INFO and INFO default list Errorstats but not Commandstats or
+#      Latencystats; INFO all / everything list all three, in Redis's order;
+#      INFO commandstats / errorstats / latencystats alone.
+#   2. a known sequence on one connection, then another with requirepass,
+#      and an OOM: exact calls, rejected_calls, failed_calls per command (arity,
+#      NOAUTH, OOM are rejected; unknown commands and subcommands count
+#      nowhere but in errorstats; errors replied by a command that ran are
+#      failed calls), the exact Errorstats text, total_error_replies and
+#      total_commands_processed; the line format and usec_per_call; a
+#      latency line per command that ran and none for rejected-only ones.
+#   3. CONFIG RESETSTAT clears all three (only config|resetstat is left).
+#   4. latency-tracking no / yes, latency-tracking-info-percentiles (CONFIG
+#      SET / GET, the percentiles printed, the exact errors of bad values).
+#   5. concurrent clients spread over the workers: redis-benchmark INCR with
+#      8 connections and 4 pipes of failing / rejected commands at the same
+#      time; calls, failed, rejected and errorstats add up exactly.
+#   6. (spawned only) the options from a config file and the command line.
+# Ends with "N passed, M failed"; nothing asserts a time.
+set -u
+B=${B:-build/release}
+SRV=$B/rcukv-server
+PORT_LAST=7648
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d /tmp/rcukv-stats.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if [ -n "${STATS_TEST_PORT:-}" ]; then
+  P=$STATS_TEST_PORT
+  external=1
+else
+  external=0
+  P=$(free_port 7600)
+  "$SRV" --port "$P" --threads 2 --save "" >"$tmp/server.log" 2>&1 &
+  spid=$!
+  pids+=("$spid")
+fi
+if ! wait_up "$P"; then
+  bad "server up on port $P"
+  echo "$pass passed, $fail failed"
+  exit 1
+fi
+ok "server up on port $P"
+
+r() { redis-cli -p "$P" "$@" 2>&1; }
+info() { redis-cli -p "$P" info "$@" | tr -d '\r'; }
+field() { info "$1" | awk -F: -v k="$2" '$1 == k { print $2 }'; }
+# cmdstat NAME: "calls rejected failed" of cmdstat_NAME, or "none"
+cmdstat() {
+  info commandstats | awk -F'[:,=]' -v k="cmdstat_$1" '
+    $1 == k { print $3, $9, $11; found = 1 } END { if (!found) print "none" }'
+}
+# session: the lines of stdin as inline commands on one connection, then
+# QUIT; prints the replies (redis-cli would add COMMAND DOCS of its own)
+session() {
+  exec 3<>"/dev/tcp/127.0.0.1/$P"
+  { sed 's/$/\r/'; printf 'QUIT\r\n'; } >&3
+  timeout 10 cat <&3
+  exec 3<&-
+}
+sections() { info "$@" | grep '^# ' | tr -d '# ' | tr '\n' ' '; }
+
+# ------------------------------------------------------------ 1. sections
+r config set latency-tracking yes >/dev/null
+r config set latency-tracking-info-percentiles "50 99 99.9" >/dev/null
+s=$(sections)
+check "INFO lists Errorstats, not Commandstats / Latencystats: $s" \
+  eval '[[ "$s" == *" Errorstats "* && "$s" != *Commandstats* && "$s" != *Latencystats* ]]'
+s=$(sections default)
+check "INFO default likewise: $s" \
+  eval '[[ "$s" == *" Errorstats "* && "$s" != *Commandstats* && "$s" != *Latencystats* ]]'
+for a in all everything; do
+  s=$(sections $a)
+  check "INFO $a: CPU ... Commandstats Errorstats Latencystats ... Keyspace: $s" \
+    eval '[[ "$s" == *"CPU "*"Commandstats Errorstats Latencystats "*"Keyspace "* ]]'
+done
+for sec in commandstats errorstats latencystats; do
+  s=$(sections $sec)
+  check "INFO $sec alone: $s" eval '[[ "${s,,}" == "$sec " ]]'
+done
+s=$(sections COMMANDSTATS errorstats)
+check "INFO COMMANDSTATS errorstats: $s" [ "$s" = "Commandstats Errorstats " ]
+
+# ------------------------------------------------------------ 2. known sequence
+r config set maxmemory 0 >/dev/null
+r config resetstat >/dev/null
+cat >"$tmp/seq.txt" <<'EOF'
+SET st:k 1
+GET st:k
+GET st:k
+GET st:k
+GET
+GET a b
+INCR st:k
+SET st:s abc
+INCR st:s
+INCRBYFLOAT st:s x
+PING a b
+NOSUCHCMD x
+CONFIG NOSUCH
+CONFIG
+CONFIG GET
+CONFIG GET maxmemory
+CLIENT NOSUCH
+AUTH nouser pass
+HELLO 4
+DEL st:k st:s
+EOF
+session <"$tmp/seq.txt" >"$tmp/seq.out" 2>&1
+check "sequence: 21 replies, the last +OK of QUIT" \
+  eval '[ "$(grep -c "^[-+:\$*_]" "$tmp/seq.out")" -ge 21 ] && [ "$(tail -n 1 "$tmp/seq.out" | tr -d "\r")" = +OK ]'
+# NOAUTH: a new connection while requirepass is set
+r config set requirepass st-pw >/dev/null
+printf 'GET st:k\nCONFIG GET maxmemory\nAUTH st-pw\nCONFIG SET requirepass ""\n' |
+  session >"$tmp/auth.out" 2>&1
+check "NOAUTH reply" grep -q NOAUTH "$tmp/auth.out"
+check "requirepass cleared" [ "$(r config get requirepass | tail -n 1)" = "" ]
+# OOM: SET refused with maxmemory 1 (noeviction), GET still runs
+printf 'CONFIG SET maxmemory-policy noeviction\nCONFIG SET maxmemory 1\nSET st:o v\nGET st:o\nCONFIG SET maxmemory 0\n' |
+  session >"$tmp/oom.out" 2>&1
+check "OOM reply" grep -q '^-OOM ' "$tmp/oom.out"
+
+info commandstats >"$tmp/cs.txt"
+info errorstats >"$tmp/es.txt"
+info stats >"$tmp/st.txt"
+info latencystats >"$tmp/ls.txt"
+cs() { awk -F'[:,=]' -v k="cmdstat_$1" '$1 == k { print $3, $9, $11; f = 1 }
+  END { if (!f) print "none" }' "$tmp/cs.txt"; }
+#                 calls rejected failed
+expect_cs() {
+  local got
+  got=$(cs "$1")
+  check "cmdstat_$1 calls/rejected/failed = $2 (got $got)" [ "$got" = "$2" ]
+}
+expect_cs set "2 1 0"          # SET st:k, SET st:s; OOM rejected
+expect_cs get "4 3 0"          # 3 + GET st:o; GET, GET a b, NOAUTH rejected
+expect_cs incr "2 0 1"         # INCR st:s: not an integer
+expect_cs incrbyfloat "1 0 1"  # not a valid float
+expect_cs ping "1 0 1"         # PING a b: the command replies the arity error
+expect_cs config "0 1 0"       # CONFIG alone: arity of the container
+expect_cs "config|get" "2 2 0" # + "requirepass cleared"; CONFIG GET: arity; NOAUTH
+expect_cs "config|set" "5 0 0" # requirepass x2, maxmemory-policy, maxmemory x2
+expect_cs "config|resetstat" "1 0 0"
+expect_cs auth "2 0 1" # AUTH nouser pass: WRONGPASS; AUTH st-pw
+expect_cs hello "1 0 1" # NOPROTO
+expect_cs del "1 0 0"
+expect_cs quit "3 0 0" # each session ends with QUIT
+expect_cs client none # CLIENT NOSUCH: unknown subcommand, counted nowhere
+expect_cs nosuchcmd none
+names=$(awk -F: '{ print $1 }' "$tmp/cs.txt" | grep '^cmdstat_' | sort | tr '\n' ' ')
+want="cmdstat_auth cmdstat_config cmdstat_config|get cmdstat_config|resetstat cmdstat_config|set cmdstat_del cmdstat_get cmdstat_hello cmdstat_incr cmdstat_incrbyfloat cmdstat_ping cmdstat_quit cmdstat_set "
+check "commandstats lists exactly the commands that ran or were rejected: $names" [ "$names" = "$want" ]
+badfmt=$(grep '^cmdstat_' "$tmp/cs.txt" | grep -Evc '^cmdstat_[a-z|]+:calls=[0-9]+,usec=[0-9]+,usec_per_call=[0-9]+\.[0-9][0-9],rejected_calls=[0-9]+,failed_calls=[0-9]+$')
+check "every cmdstat line has Redis's format ($badfmt bad)" [ "$badfmt" = 0 ]
+# usec_per_call = usec / calls (two decimals; 0.00 without calls)
+perbad=$(awk -F'[:,=]' '/^cmdstat_/ { c = $3; u = $5; p = $7
+  w = c ? u / c : 0; if (p - w > 0.0051 || w - p > 0.0051) print $1 }' "$tmp/cs.txt")
+check "usec_per_call = usec / calls ($perbad)" [ -z "$perbad" ]
+# the exact Errorstats section: prefixes in byte order
+printf '# Errorstats\nerrorstat_ERR:count=10\nerrorstat_NOAUTH:count=2\nerrorstat_NOPROTO:count=1\nerrorstat_OOM:count=1\nerrorstat_WRONGPASS:count=1\n' >"$tmp/es.want"
+check "Errorstats section exactly: $(tr '\n' ' ' <"$tmp/es.txt")" cmp -s "$tmp/es.txt" "$tmp/es.want"
+ter=$(awk -F: '$1 == "total_error_replies" { print $2 }' "$tmp/st.txt")
+check "total_error_replies $ter = 15 (every error reply, rejected or not)" [ "$ter" = 15 ]
+check "unexpected_error_replies:0 in Stats" grep -qx 'unexpected_error_replies:0' "$tmp/st.txt"
+tcp=$(awk -F: '$1 == "total_commands_processed" { print $2 }' "$tmp/st.txt")
+calls=$(awk -F'[:,=]' '/^cmdstat_/ { s += $3 } END { print s }' "$tmp/cs.txt")
+# the INFO commandstats and errorstats that ran before INFO stats
+check "total_commands_processed $tcp = calls $calls + 2 INFO (rejected ones not counted)" \
+  [ "$tcp" = $((calls + 2)) ]
+# latencystats: one line per command that ran (INFO commandstats and
+# errorstats ran before it), p50 <= p99 <= p99.9, three decimals
+lnames=$(grep '^latency_percentiles_usec_' "$tmp/ls.txt" | sed 's/^latency_percentiles_usec_//; s/:.*//' | sort | tr '\n' ' ')
+want="auth config|get config|resetstat config|set del get hello incr incrbyfloat info ping quit set "
+check "a latency line per command that ran, none for config (rejected only): $lnames" [ "$lnames" = "$want" ]
+lbad=$(grep '^latency_percentiles_usec_' "$tmp/ls.txt" | grep -Evc '^latency_percentiles_usec_[a-z|]+:p50=[0-9]+\.[0-9]{3},p99=[0-9]+\.[0-9]{3},p99\.9=[0-9]+\.[0-9]{3}$')
+check "latency lines have Redis's format ($lbad bad)" [ "$lbad" = 0 ]
+lord=$(awk -F'[:,=]' '/^latency_percentiles_usec_/ { if (!($3 <= $5 && $5 <= $7)) print $1 }' "$tmp/ls.txt")
+check "p50 <= p99 <= p99.9 ($lord)" [ -z "$lord" ]
+
+# ------------------------------------------------------------ 3. RESETSTAT
+r config resetstat >/dev/null
+info commandstats >"$tmp/cs.txt"
+check "after RESETSTAT only cmdstat_config|resetstat: $(grep -c '^cmdstat_' "$tmp/cs.txt") lines" \
+  eval '[ "$(grep -c "^cmdstat_" "$tmp/cs.txt")" = 1 ] && grep -q "^cmdstat_config|resetstat:calls=1,usec=[0-9]*,usec_per_call=[0-9.]*,rejected_calls=0,failed_calls=0$" "$tmp/cs.txt"'
+check "after RESETSTAT Errorstats is empty" [ "$(info errorstats)" = "# Errorstats" ]
+ls=$(info latencystats | grep -c '^latency_')
+check "after RESETSTAT latencystats: config|resetstat and the INFOs only ($ls lines)" [ "$ls" = 2 ]
+check "after RESETSTAT total_error_replies:0" [ "$(field stats total_error_replies)" = 0 ]
+
+# ------------------------------------------------------------ 4. options
+check "CONFIG GET latency-tracking yes" [ "$(r config get latency-tracking | tail -n 1)" = yes ]
+check "CONFIG GET latency-tracking-info-percentiles" \
+  [ "$(r config get latency-tracking-info-percentiles | tail -n 1)" = "50 99 99.9" ]
+r get st:none >/dev/null
+r config set latency-tracking no >/dev/null
+check "latency-tracking no: the section header only" [ "$(info latencystats)" = "# Latencystats" ]
+r config set latency-tracking yes >/dev/null
+r config set latency-tracking-info-percentiles "0 33.3333333333 100" >/dev/null
+check "CONFIG GET shows %f without trailing zeros" \
+  [ "$(r config get latency-tracking-info-percentiles | tail -n 1)" = "0 33.333333 100" ]
+check "the INFO line names them so" \
+  eval 'info latencystats | grep -Eq "^latency_percentiles_usec_get:p0=[0-9.]+,p33\.333333=[0-9.]+,p100=[0-9.]+$"'
+r config set latency-tracking-info-percentiles "" >/dev/null
+check "no percentiles: an empty line per command" \
+  eval 'info latencystats | grep -qx "latency_percentiles_usec_get:"'
+e1=$(r config set latency-tracking-info-percentiles "50 101")
+check "a percentile above 100: $e1" [ "$e1" = "ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]" ]
+e2=$(r config set latency-tracking-info-percentiles "50  99")
+check "two spaces (an empty word): $e2" [ "$e2" = "ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - Invalid latency-tracking-info-percentiles parameters" ]
+e3=$(r config set latency-tracking-info-percentiles nan)
+check "nan: $e3" [ "$e3" = "$e2" ]
+e4=$(r config set latency-tracking maybe)
+check "latency-tracking maybe: $e4" [ "$e4" = "ERR CONFIG SET failed (possibly related to argument 'latency-tracking') - argument must be 'yes' or 'no'" ]
+check "a refused value changes nothing" [ "$(r config get latency-tracking-info-percentiles | tail -n 1)" = "" ]
+r config set latency-tracking-info-percentiles "50 99 99.9" >/dev/null
+
+# ------------------------------------------------------------ 5. concurrency
+N=20000 E=3000 J=4
+r set st:s abc >/dev/null
+r config resetstat >/dev/null
+bg=()
+awk -v n=$E 'BEGIN { for (i = 0; i < n; i++) printf "*2\r\n$4\r\nINCR\r\n$4\r\nst:s\r\n*1\r\n$3\r\nGET\r\n" }' >"$tmp/bad.resp"
+for j in $(seq 1 $J); do
+  redis-cli -p "$P" --pipe <"$tmp/bad.resp" >"$tmp/pipe.$j" 2>&1 &
+  bg+=($!)
+done
+redis-benchmark -p "$P" -c 8 -n $N -t incr -q >"$tmp/bench.out" 2>&1
+for p in "${bg[@]}"; do wait "$p"; done
+errs=$(cat "$tmp"/pipe.* | awk '/errors:/ { gsub(",", ""); s += $2 } END { print s }')
+check "pipes saw $errs error replies = $((2 * J * E))" [ "$errs" = $((2 * J * E)) ]
+expect_cs2() {
+  local got
+  got=$(cmdstat "$1")
+  check "concurrent: cmdstat_$1 calls/rejected/failed = $2 (got $got)" [ "$got" = "$2" ]
+}
+expect_cs2 incr "$((N + J * E)) 0 $((J * E))"
+expect_cs2 get "0 $((J * E)) 0"
+ec=$(field errorstats errorstat_ERR)
+check "concurrent: errorstat_ERR $ec = count=$((2 * J * E))" [ "$ec" = "count=$((2 * J * E))" ]
+check "concurrent: total_error_replies = $((2 * J * E))" [ "$(field stats total_error_replies)" = $((2 * J * E)) ]
+r del st:s st:k __rand_int__ key:__rand_int__ counter:__rand_int__ >/dev/null
+
+# ------------------------------------------------------------ 6. start-up options
+if [ "$external" = 0 ]; then
+  P2=$(free_port $((P + 1)))
+  printf 'latency-tracking no\nlatency-tracking-info-percentiles 90 99.99\n' >"$tmp/st.conf"
+  "$SRV" "$tmp/st.conf" --port "$P2" --threads 1 --save "" >"$tmp/server2.log" 2>&1 &
+  p2=$!
+  pids+=("$p2")
+  if wait_up "$P2"; then
+    check "config file: latency-tracking no" [ "$(redis-cli -p "$P2" config get latency-tracking | tail -n 1)" = no ]
+    check "config file: percentiles 90 99.99" [ "$(redis-cli -p "$P2" config get latency-tracking-info-percentiles | tail -n 1)" = "90 99.99" ]
+    redis-cli -p "$P2" shutdown >/dev/null 2>&1
+  else
+    bad "server with $tmp/st.conf up"
+  fi
+  wait "$p2"
+  P2=$(free_port $((P + 1)))
+  "$SRV" --port "$P2" --threads 1 --save "" --latency-tracking-info-percentiles "75 99" >"$tmp/server3.log" 2>&1 &
+  p3=$!
+  pids+=("$p3")
+  if wait_up "$P2"; then
+    check "command line: percentiles 75 99" [ "$(redis-cli -p "$P2" config get latency-tracking-info-percentiles | tail -n 1)" = "75 99" ]
+    redis-cli -p "$P2" shutdown >/dev/null 2>&1
+  else
+    bad "server with --latency-tracking-info-percentiles up"
+  fi
+  wait "$p3"
+  printf 'latency-tracking-info-percentiles 50 200\n' >"$tmp/bad.conf"
+  "$SRV" "$tmp/bad.conf" --port "$P2" >"$tmp/bad.log" 2>&1
+  st=$?
+  check "a bad percentile in the config file: exit 1 naming it" \
+    eval '[ $st = 1 ] && grep -q "should sit between" "$tmp/bad.log"'
+  kill "$spid"; wait "$spid"; st=$?
+  check "server exits 0 on SIGTERM (leak checks in asan builds)" [ "$st" = 0 ]
+  pids=()
+  [ "$st" = 0 ] || tail -n 30 "$tmp/server.log"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

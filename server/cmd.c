@@ -836,6 +836,7 @@ void cmd_fini(void)
 	tname = NULL;
 	free(stat_slot);
 	stat_slot = NULL;
+	stats_fini(); /* the workers are joined (net_stop()) */
 }
 
 void cmd_name_of(int idx, int sub, char *buf, size_t len)

@@ -307,7 +307,6 @@ int main(int argc, char **argv)
 	event_free(ev_shutdown);
 	event_base_free(g_srv.base);
 	close(g_srv.notify_fd);
-	stats_fini();
 	free(g_srv.workers);
 	if (g_cfg.pidfile && g_cfg.pidfile[0])
 		unlink(g_cfg.pidfile);

@@ -446,7 +446,7 @@ struct stats_err_sum {
  * @names must outlive the server (cmd.c's static names). */
 void stats_init(int nslots, const char *const *names);
 void stats_worker_init(struct worker *w); /* net_init(), before the thread starts */
-void stats_fini(void);			  /* after the workers are joined */
+void stats_fini(void);			  /* cmd_fini(), after the workers are joined */
 /* Owner thread of @w (NULL or a worker without stats: nothing counted). */
 void stats_cmd_done(struct worker *w, int slot, unsigned long long ns, int failed);
 void stats_cmd_rejected(struct worker *w, int slot);

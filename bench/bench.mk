@@ -53,3 +53,16 @@ bench-memory:
 	@$(MAKE) --no-print-directory VARIANT=release build/release/rcukv-server build/release/rcukv-cli
 	@bench/bench_memory.sh build/release/rcukv-server
 BENCH_SUBJECTS += memory
+
+# --- bench-stats: the per-command cost of INFO commandstats / latencystats
+# (two clock reads + the per-worker counters and histogram around an empty
+# command; TSC vs CLOCK_MONOTONIC, latency-tracking yes/no) and INFO's merge.
+$(B)/bench/bench_stats: $(B)/bench/bench_stats.o $(B)/server/stats.o $(B)/server/lathist.o \
+		$(B)/server/util.o $(B)/server/log.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
+.PHONY: bench-stats
+bench-stats:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/bench/bench_stats
+	build/release/bench/bench_stats
+BENCH_SUBJECTS += stats

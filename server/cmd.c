@@ -17,7 +17,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/time.h>
-#include <time.h>
 
 /* ------------------------------------------------------------ commands */
 
@@ -887,14 +886,6 @@ static int refuse_oom(struct conn *c, int flags)
 	return 1;
 }
 
-static inline unsigned long long mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
-}
-
 /* Run a command that passed every check: it counts as processed and as a
  * call of @slot, timed around proc only (as Redis times call()), failed if it
  * replied an error.  A rejected command never gets here. */
@@ -904,9 +895,9 @@ static inline void cmd_run(struct conn *c, const struct cmd *k, int slot, int ar
 	unsigned long long errs = STAT_GET(w->st.errors), t0;
 
 	STAT_ADD(w->st.commands, 1);
-	t0 = mono_ns();
+	t0 = stats_clock();
 	k->proc(c, argc);
-	stats_cmd_done(w, slot, mono_ns() - t0, STAT_GET(w->st.errors) != errs);
+	stats_cmd_done(w, slot, stats_clock() - t0, STAT_GET(w->st.errors) != errs);
 }
 
 /*

@@ -44,6 +44,7 @@ void rcu_set_stall_timeout_ms(unsigned long ms);
 #define synchronize_rcu rcu_qsbr_synchronize_rcu
 #define call_rcu rcu_qsbr_call_rcu
 #define rcu_barrier rcu_qsbr_rcu_barrier
+#define rcu_shutdown rcu_qsbr_shutdown
 #define get_state_synchronize_rcu rcu_qsbr_get_state_synchronize_rcu
 #define start_poll_synchronize_rcu rcu_qsbr_start_poll_synchronize_rcu
 #define poll_state_synchronize_rcu rcu_qsbr_poll_state_synchronize_rcu
@@ -62,6 +63,7 @@ void rcu_set_stall_timeout_ms(unsigned long ms);
 #define synchronize_rcu rcu_memb_synchronize_rcu
 #define call_rcu rcu_memb_call_rcu
 #define rcu_barrier rcu_memb_rcu_barrier
+#define rcu_shutdown rcu_memb_shutdown
 #define get_state_synchronize_rcu rcu_memb_get_state_synchronize_rcu
 #define start_poll_synchronize_rcu rcu_memb_start_poll_synchronize_rcu
 #define poll_state_synchronize_rcu rcu_memb_poll_state_synchronize_rcu

@@ -256,6 +256,22 @@ void rcu_core_init_flavor(struct rcu_flavor *fl)
 
 static void *cb_thread_main(void *arg);
 
+/* Start fl's callback thread unless one runs.  Called with cb_lock held, so
+ * cb_thread is written before anyone reads it under the lock. */
+static void cb_start_locked(struct rcu_flavor *fl)
+{
+	int err;
+
+	if (fl->cb_started)
+		return;
+	atomic_store_explicit(&fl->cb_stop, false, memory_order_relaxed);
+	atomic_store_explicit(&fl->cb_stopped, false, memory_order_relaxed);
+	err = pthread_create(&fl->cb_thread, NULL, cb_thread_main, fl);
+	if (err)
+		rcu_die("cannot start the %s callback thread: %s", fl->name, strerror(err));
+	fl->cb_started = true;
+}
+
 static struct rcu_cbq *cbq_new(void)
 {
 	struct rcu_cbq *q = calloc(1, sizeof(*q));
@@ -276,7 +292,6 @@ static struct rcu_cbq *cbq_new(void)
 void rcu_core_register(struct rcu_flavor *fl, struct rcu_reader_link *link)
 {
 	struct rcu_cbq *q = cbq_new();
-	bool start;
 
 	link->thread = (unsigned long)pthread_self();
 	link->tid = (int)syscall(SYS_gettid);
@@ -294,20 +309,8 @@ void rcu_core_register(struct rcu_flavor *fl, struct rcu_reader_link *link)
 	xlock(&fl->cb_lock);
 	q->next = fl->cbqs;
 	fl->cbqs = q;
-	start = !fl->cb_started;
-	fl->cb_started = true;
+	cb_start_locked(fl);
 	xunlock(&fl->cb_lock);
-	if (start) {
-		pthread_attr_t a;
-		int err;
-
-		pthread_attr_init(&a);
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		err = pthread_create(&fl->cb_thread, &a, cb_thread_main, fl);
-		pthread_attr_destroy(&a);
-		if (err)
-			rcu_die("cannot start the %s callback thread: %s", fl->name, strerror(err));
-	}
 }
 
 /*
@@ -332,7 +335,11 @@ void rcu_core_unregister(struct rcu_flavor *fl, struct rcu_reader_link *link)
 	xlock(&fl->cb_lock);
 	q->dead = true;
 	xunlock(&fl->cb_lock);
-	rcu_core_cb_wake(fl);
+	/* The callback thread reaps the queue; after rcu_core_stop() an
+	 * unregistration alone does not start one (its queue is empty: any
+	 * callback it queued restarted the thread), the next stop reaps it. */
+	if (!atomic_load_explicit(&fl->cb_stopped, memory_order_acquire))
+		rcu_core_cb_wake(fl);
 }
 
 static void exit_unregister(void *arg)
@@ -571,8 +578,14 @@ unsigned long rcu_core_start_poll(struct rcu_flavor *fl)
 
 void rcu_core_cb_wake(struct rcu_flavor *fl)
 {
-	if (atomic_exchange_explicit(&fl->cb_sleeping, 0, memory_order_relaxed))
+	if (atomic_exchange_explicit(&fl->cb_sleeping, 0, memory_order_relaxed)) {
+		if (RCU_UNLIKELY(atomic_load_explicit(&fl->cb_stopped, memory_order_acquire))) {
+			xlock(&fl->cb_lock);
+			cb_start_locked(fl); /* work after rcu_core_stop() */
+			xunlock(&fl->cb_lock);
+		}
 		rcu_futex_wake(&fl->cb_sleeping, 1);
+	}
 }
 
 /* End the callback thread's pacing pause now (rcu_barrier(), throttle).  A
@@ -598,6 +611,21 @@ static bool cb_work(struct rcu_flavor *fl, struct rcu_cbq *head)
 			 atomic_load_explicit(&fl->gp_requested, memory_order_relaxed));
 }
 
+/* Callbacks queued and not yet invoked, or a polled grace period requested
+ * and not done: cb_work() for threads other than the callback thread. */
+static bool cb_pending_any(struct rcu_flavor *fl)
+{
+	bool any = false;
+
+	xlock(&fl->cb_lock);
+	for (struct rcu_cbq *q = fl->cbqs; q && !any; q = q->next)
+		any = atomic_load_explicit(&q->queued, memory_order_relaxed) !=
+		      atomic_load_explicit(&q->invoked, memory_order_relaxed);
+	xunlock(&fl->cb_lock);
+	return any || !seq_done(atomic_load_explicit(&fl->gp_seq, memory_order_relaxed),
+				atomic_load_explicit(&fl->gp_requested, memory_order_relaxed));
+}
+
 static struct rcu_cbq *cbq_head(struct rcu_flavor *fl)
 {
 	struct rcu_cbq *h;
@@ -615,7 +643,7 @@ static void cb_sleep(struct rcu_flavor *fl)
 	/* Pairs with rcu_light_mb() in rcu_cbq_enqueue(): either the producer
 	 * sees cb_sleeping, or we see its queued count below. */
 	rcu_heavy_mb();
-	if (cb_work(fl, cbq_head(fl))) {
+	if (cb_work(fl, cbq_head(fl)) || atomic_load(&fl->cb_stop)) {
 		atomic_store_explicit(&fl->cb_sleeping, 0, memory_order_relaxed);
 		return;
 	}
@@ -730,6 +758,10 @@ static void *cb_thread_main(void *arg)
 		struct rcu_cbq *head = cbq_head(fl), *q;
 		unsigned long pending = 0, hwm;
 
+		/* rcu_core_stop(): its barrier has passed.  End even if more
+		 * work came meanwhile: the stopper restarts a thread for it. */
+		if (atomic_load(&fl->cb_stop))
+			break;
 		if (!cb_work(fl, head)) {
 			reap_dead(fl);
 			cb_sleep(fl);
@@ -788,7 +820,59 @@ static void *cb_thread_main(void *arg)
 		pthread_cond_broadcast(&fl->cb_cond);
 		xunlock(&fl->cb_lock);
 	}
+	/* Returning runs the exit_key destructor: the thread unregisters and
+	 * its (empty) queue is marked dead; rcu_core_stop() reaps it. */
 	return NULL;
+}
+
+/*
+ * rcu_core_stop() - rcu_barrier(), then end fl's callback thread and join it.
+ * Every callback queued before the call has run when it returns.  Work that
+ * arrives later (call_rcu(), a polled grace period, a new registration)
+ * starts a new thread, at once if it came while the thread was ending.  Meant for the end of a program: with the thread
+ * joined, nothing of the flavor's is left running, so leak checkers see a
+ * quiet process.
+ * Context: not a callback; caller holds no RCU reference.  Blocks.  One
+ * caller at a time.
+ */
+void rcu_core_stop(struct rcu_flavor *fl)
+{
+	pthread_t t;
+
+	rcu_core_barrier(fl);
+	xlock(&fl->cb_lock);
+	if (!fl->cb_started) {
+		xunlock(&fl->cb_lock);
+		return;
+	}
+	t = fl->cb_thread;
+	atomic_store(&fl->cb_stop, true);
+	xunlock(&fl->cb_lock);
+	rcu_core_cb_kick(fl);
+	/* cb_sleep() rechecks cb_stop after publishing cb_sleeping (seq_cst on
+	 * both sides), so the wake above is not lost; at worst the 1 s sleep
+	 * ends on its own. */
+	int err = pthread_join(t, NULL);
+	if (err)
+		rcu_die("cannot join the %s callback thread: %s", fl->name, strerror(err));
+	/* No thread walks the queues now and none can start (cb_started is
+	 * still set): free the dead ones, the exited thread's among them. */
+	xlock(&fl->cb_lock);
+	fl->cb_self = NULL;
+	xunlock(&fl->cb_lock);
+	reap_dead(fl);
+	xlock(&fl->cb_lock);
+	fl->cb_started = false;
+	atomic_store_explicit(&fl->cb_sleeping, 1, memory_order_relaxed);
+	atomic_store_explicit(&fl->cb_stopped, true, memory_order_release);
+	xunlock(&fl->cb_lock);
+	/* Work queued after the barrier (the thread ends without waiting for
+	 * it), or a call_rcu() or poll that raced with the thread's end and
+	 * woke no one: start a thread for it.  Only atomics are read here (a
+	 * restarted thread may already run). */
+	rcu_heavy_mb();
+	if (cb_pending_any(fl))
+		rcu_core_cb_wake(fl);
 }
 
 /*
@@ -846,7 +930,6 @@ void rcu_core_barrier(struct rcu_flavor *fl)
 		rcu_die("rcu_barrier() called from a %s callback: it would wait for itself",
 			fl->name);
 	fl->barrier_active++;
-	self = fl->cb_self;
 	for (q = fl->cbqs; q; q = q->next) {
 		unsigned long queued = atomic_load_explicit(&q->queued, memory_order_acquire);
 
@@ -872,7 +955,11 @@ void rcu_core_barrier(struct rcu_flavor *fl)
 			cond_wait_ms(&fl->cb_cond, &fl->cb_lock, 10);
 		}
 	}
-	/* Callbacks queued by callbacks land on the callback thread's queue. */
+	/* Callbacks queued by callbacks land on the callback thread's queue.
+	 * Read it only now: a thread started (or restarted after
+	 * rcu_core_stop()) sets it before it invokes anything, so once the
+	 * targets above ran, it is set. */
+	self = fl->cb_self;
 	while (self) {
 		struct barrier_target st = {
 			self, atomic_load_explicit(&self->queued, memory_order_acquire)

@@ -99,7 +99,12 @@ struct rcu_flavor {
 	pthread_cond_t cb_cond;             /* broadcast after each callback batch */
 	struct rcu_cbq *cbqs;               /* head insertions under cb_lock; only the
 					     * callback thread unlinks */
-	bool cb_started;                    /* cb_lock */
+	bool cb_started;                    /* cb_lock: a thread runs (or is starting) */
+	/* rcu_core_stop(): cb_stop asks the thread to end once idle; cb_stopped
+	 * says it has been joined (and cb_sleeping is left at 1, so the next
+	 * enqueue or poll goes through rcu_core_cb_wake(), which restarts it). */
+	_Atomic bool cb_stop;
+	_Atomic bool cb_stopped;
 	pthread_t cb_thread;
 	struct rcu_cbq *cb_self;            /* cb_lock: the callback thread's own queue */
 	int barrier_active;                 /* cb_lock: keeps dead queues alive */
@@ -133,6 +138,7 @@ unsigned long rcu_core_start_poll(struct rcu_flavor *fl);
 int rcu_core_poll_state(struct rcu_flavor *fl, unsigned long cookie);
 void rcu_core_get_stats(struct rcu_flavor *fl, struct rcu_stats *st);
 void rcu_core_cb_wake(struct rcu_flavor *fl);
+void rcu_core_stop(struct rcu_flavor *fl);
 void rcu_core_throttle(struct rcu_flavor *fl, struct rcu_cbq *q);
 void rcu_heavy_mb(void);
 void rcu_debug_srcu_sync_begin(struct srcu_struct *ss);

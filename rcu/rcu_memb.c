@@ -170,6 +170,12 @@ void rcu_memb_rcu_barrier(void)
 	rcu_core_barrier(&rcu_memb_flavor);
 }
 
+void rcu_memb_shutdown(void)
+{
+	not_in_section(__func__);
+	rcu_core_stop(&rcu_memb_flavor);
+}
+
 unsigned long rcu_memb_get_state_synchronize_rcu(void)
 {
 	return rcu_core_get_state(&rcu_memb_flavor);

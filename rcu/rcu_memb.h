@@ -137,6 +137,8 @@ void rcu_memb_call_rcu(struct rcu_head *head, rcu_callback_t func);
 
 /* rcu_memb_rcu_barrier() - as rcu_qsbr_rcu_barrier(); outside any section. */
 void rcu_memb_rcu_barrier(void);
+/* rcu_memb_shutdown() - as rcu_qsbr_shutdown(); outside any section. */
+void rcu_memb_shutdown(void);
 unsigned long rcu_memb_get_state_synchronize_rcu(void);
 unsigned long rcu_memb_start_poll_synchronize_rcu(void);
 int rcu_memb_poll_state_synchronize_rcu(unsigned long cookie);

@@ -203,16 +203,22 @@ static void qsbr_check_not_reading(const char *fn)
 #endif
 }
 
-void rcu_qsbr_synchronize_rcu(void)
+/* Run one of the core's blocking waits offline (an online thread waiting
+ * for a grace period would wait for itself), then come back as we were. */
+static void qsbr_wait_offline(void (*wait)(struct rcu_flavor *), const char *fn)
 {
 	bool was_online;
 
-	qsbr_check_not_reading(__func__);
+	qsbr_check_not_reading(fn);
 	was_online = go_offline_for_wait();
-
-	rcu_core_synchronize(&rcu_qsbr_flavor);
+	wait(&rcu_qsbr_flavor);
 	if (was_online)
 		rcu_qsbr_thread_online();
+}
+
+void rcu_qsbr_synchronize_rcu(void)
+{
+	qsbr_wait_offline(rcu_core_synchronize, __func__);
 }
 
 void rcu_qsbr_call_rcu(struct rcu_head *head, rcu_callback_t func)
@@ -246,14 +252,12 @@ void rcu_qsbr_call_rcu(struct rcu_head *head, rcu_callback_t func)
 
 void rcu_qsbr_rcu_barrier(void)
 {
-	bool was_online;
+	qsbr_wait_offline(rcu_core_barrier, __func__);
+}
 
-	qsbr_check_not_reading(__func__);
-	was_online = go_offline_for_wait();
-
-	rcu_core_barrier(&rcu_qsbr_flavor);
-	if (was_online)
-		rcu_qsbr_thread_online();
+void rcu_qsbr_shutdown(void)
+{
+	qsbr_wait_offline(rcu_core_stop, __func__);
 }
 
 unsigned long rcu_qsbr_get_state_synchronize_rcu(void)

@@ -127,6 +127,16 @@ void rcu_qsbr_call_rcu(struct rcu_head *head, rcu_callback_t func);
 void rcu_qsbr_rcu_barrier(void);
 
 /**
+ * rcu_qsbr_shutdown() - rcu_qsbr_rcu_barrier(), then end the flavor's
+ * callback thread and join it, for a clean end of program (leak checkers
+ * then see no thread of the library running).  Work queued afterwards
+ * (call_rcu(), a polled grace period, a new registration) starts a new
+ * callback thread, so a late call is slower, never lost.
+ * Context: as rcu_qsbr_rcu_barrier(); one caller at a time.  Blocks.
+ */
+void rcu_qsbr_shutdown(void);
+
+/**
  * rcu_qsbr_get_state_synchronize_rcu() - cookie for polled grace periods.
  * Return: a value that rcu_qsbr_poll_state_synchronize_rcu() reports complete
  * once a full grace period has elapsed after this call.  Does not start one.

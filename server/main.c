@@ -322,5 +322,8 @@ int main(int argc, char **argv)
 	srv_log(LL_WARNING, "rcukv is now ready to exit, bye bye...");
 	free_config();
 	rcu_unregister_thread();
+	/* Every callback has run (rcu_barrier() above): end and join the
+	 * callback thread too, so valgrind sees no thread of ours at exit. */
+	rcu_shutdown();
 	return exit_status;
 }

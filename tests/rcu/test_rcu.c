@@ -2,7 +2,8 @@
  * test_rcu.c - behaviour of one flavor's update side (built once per flavor):
  * grace periods wait for pre-existing readers and only those, rcu_barrier()
  * waits for every earlier callback (from several threads, and callbacks
- * queued by callbacks), idle threads do not stall grace periods, the callback
+ * queued by callbacks), rcu_shutdown() drains and joins the callback thread
+ * and a later call starts it again, idle threads do not stall grace periods, the callback
  * backlog stays bounded under a flood, polled cookies complete only after a
  * full grace period, concurrent synchronize_rcu() callers share grace
  * periods, and misuse aborts with a message (death tests run this binary
@@ -202,6 +203,133 @@ static void test_barrier_waits_for_all_callbacks(void **state)
 		pthread_join(t[i], NULL);
 	rcu_barrier();
 	assert_int_equal(atomic_load(&cb_count), expect);
+}
+
+/* --- rcu_shutdown(): drain, join, restart on demand --------------------------------- */
+
+static bool cb_thread_running(void)
+{
+	bool on;
+
+	pthread_mutex_lock(&FLAVOR->cb_lock);
+	on = FLAVOR->cb_started;
+	pthread_mutex_unlock(&FLAVOR->cb_lock);
+	return on;
+}
+
+static void *queue_one(void *arg)
+{
+	struct counted *c = malloc(sizeof(*c));
+
+	(void)arg;
+	rcu_register_thread();
+	c->depth = 3;
+	call_rcu(&c->rh, counted_cb);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+struct churn {
+	_Atomic int stop;
+	_Atomic unsigned long queued;
+};
+
+static void *churn_callbacks(void *arg)
+{
+	struct churn *ch = arg;
+
+	rcu_register_thread();
+	while (!atomic_load(&ch->stop)) {
+		struct counted *c = malloc(sizeof(*c));
+
+		c->depth = 0;
+		call_rcu(&c->rh, counted_cb);
+		atomic_fetch_add(&ch->queued, 1);
+		rcu_quiescent_state();
+		if (atomic_load(&ch->queued) % 256 == 0)
+			sleep_ms(1);
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+/*
+ * rcu_shutdown() invokes every earlier callback (those queued by callbacks
+ * too), then joins the callback thread; whatever comes later (a registration,
+ * a call_rcu() from a thread registered before, a polled grace period)
+ * starts a new one and is served; shutdowns racing with a thread queueing
+ * callbacks lose none.
+ */
+static void test_shutdown_and_restart(void **state)
+{
+	pthread_t t[NTHREADS];
+	unsigned long expect = NTHREADS * (PER_THREAD + (PER_THREAD / 1000) * 5);
+	struct churn ch = { 0 };
+	unsigned long c;
+
+	(void)state;
+	rcu_barrier();
+	atomic_store(&cb_count, 0);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&t[i], NULL, queue_callbacks, NULL);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	rcu_shutdown();
+	assert_int_equal(atomic_load(&cb_count), expect); /* drained first */
+	assert_false(cb_thread_running());
+	rcu_shutdown(); /* idle: returns */
+	assert_false(cb_thread_running());
+
+	/* A registration starts a thread again; its callbacks run. */
+	atomic_store(&cb_count, 0);
+	pthread_create(&t[0], NULL, queue_one, NULL);
+	pthread_join(t[0], NULL);
+	rcu_barrier();
+	assert_int_equal(atomic_load(&cb_count), 4);
+	rcu_shutdown();
+	assert_false(cb_thread_running());
+
+	/* A thread registered before the shutdown (this one) queues again. */
+	rcu_register_thread(); /* starts a callback thread ... */
+	rcu_shutdown();	       /* ... which ends here */
+	assert_false(cb_thread_running());
+	atomic_store(&cb_count, 0);
+	struct counted *one = malloc(sizeof(*one));
+
+	one->depth = 0;
+	call_rcu(&one->rh, counted_cb);
+	for (int i = 0; i < 10000 && atomic_load(&cb_count) == 0; i++) {
+		rcu_quiescent_state();
+		sleep_ms(1);
+	}
+	assert_int_equal(atomic_load(&cb_count), 1);
+	rcu_shutdown();
+
+	/* A polled grace period after the shutdown completes. */
+	c = start_poll_synchronize_rcu();
+	for (int i = 0; i < 10000 && !poll_state_synchronize_rcu(c); i++) {
+		rcu_quiescent_state();
+		sleep_ms(1);
+	}
+	assert_true(poll_state_synchronize_rcu(c));
+	rcu_unregister_thread();
+
+	/* Shutdowns racing with a thread that keeps queueing: none lost. */
+	atomic_store(&cb_count, 0);
+	pthread_create(&t[0], NULL, churn_callbacks, &ch);
+	for (int i = 0; i < 40; i++) {
+		rcu_shutdown();
+		sleep_ms(2);
+	}
+	atomic_store(&ch.stop, 1);
+	pthread_join(t[0], NULL);
+	rcu_barrier();
+	printf("shutdown race: %lu callbacks queued, %lu invoked, 40 shutdowns\n",
+	       atomic_load(&ch.queued), atomic_load(&cb_count));
+	assert_true(atomic_load(&ch.queued) > 0);
+	assert_int_equal(atomic_load(&cb_count), atomic_load(&ch.queued));
+	rcu_shutdown();
+	assert_false(cb_thread_running());
 }
 
 static void test_barrier_idle_returns(void **state)
@@ -545,6 +673,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sync_ignores_new_reader),
 		cmocka_unit_test(test_barrier_idle_returns),
 		cmocka_unit_test(test_barrier_waits_for_all_callbacks),
+		cmocka_unit_test(test_shutdown_and_restart),
 		cmocka_unit_test(test_idle_thread_does_not_stall),
 		cmocka_unit_test(test_flood_backlog_bounded),
 		cmocka_unit_test(test_poll_cookie),

@@ -31,3 +31,7 @@ TEST_BINS += $(B)/tests/server/test_lathist
 # (exact counts, RESETSTAT, options, concurrent clients).  Ports 7600-7648;
 # STATS_TEST_PORT=P runs it against any server (a redis-server 7.0 passes).
 TEST_SCRIPTS += tests/server/test_stats.sh
+
+# tests/server/test_valgrind.sh: traffic then SHUTDOWN under valgrind's
+# memcheck leaks nothing (issue 5); release build only.  Ports 7700-7729.
+TEST_SCRIPTS += tests/server/test_valgrind.sh

@@ -388,7 +388,7 @@ typedef int (*ht_txn_fn)(struct ht_txn *tx, void *arg);
  * Context: as ht_set(); @fn must not call other ht_* functions on @ht.
  * Return: what @fn returned, -EINVAL (n == 0 or too many keys), -E2BIG.
  */
-#define HT_TXN_MAX_KEYS 65536
+#define HT_TXN_MAX_KEYS ((size_t)1 << 30) /* more than a command can carry (argc is an int) */
 int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens[], ht_txn_fn fn,
 	   void *arg);
 

@@ -352,6 +352,11 @@ static int parse_inline(struct conn *c)
 	size_t *lens;
 	int argc;
 
+	/* Redis finds the newline with strchr(), which stops at a NUL: a line
+	 * with a NUL before its newline is never complete (it waits for more,
+	 * then hits the inline limit). */
+	if (nl && memchr(start, '\0', (size_t)(nl - start)))
+		nl = NULL;
 	if (!nl) {
 		if (avail > PROTO_INLINE_MAX_SIZE) {
 			proto_error(c, "too big inline request");

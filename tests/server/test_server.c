@@ -878,6 +878,18 @@ static void test_hostile(void)
 				 "-ERR Protocol error: too big inline request\r\n");
 		free(p);
 	}
+	/* an inline line with a NUL before its newline never completes (Redis's
+	 * strchr() stops at the NUL): only the inline limit ends it */
+	{
+		size_t n = 70 * 1024;
+		char *p = malloc(n);
+
+		memset(p, 'a', n);
+		memcpy(p, "PING\0\r\n", 7);
+		raw_expect_close("NUL before the newline", p, n,
+				 "-ERR Protocol error: too big inline request\r\n");
+		free(p);
+	}
 	/* a long bulk-count line */
 	{
 		size_t n = 70 * 1024;

@@ -886,6 +886,22 @@ static int refuse_oom(struct conn *c, int flags)
 	return 1;
 }
 
+/* While the dump loads: commands not flagged CMD_LOADING get -LOADING (return
+ * 1, reply queued).  Redis checks it after -OOM and MISCONF, but neither can
+ * fire while loading (no eviction then, and no save has run to fail), so it
+ * is checked first here and spares the eviction check.  One acquire load
+ * otherwise. */
+static int refuse_loading_or_oom(struct conn *c, int flags)
+{
+	if (SRV_UNLIKELY(persist_loading())) {
+		if (flags & CMD_LOADING)
+			return 0;
+		reply_err_code(c, ERR_LOADING);
+		return 1;
+	}
+	return refuse_oom(c, flags);
+}
+
 /* Run a command that passed every check: it counts as processed and as a
  * call of @slot, timed around proc only (as Redis times call()), failed if it
  * replied an error.  A rejected command never gets here. */
@@ -903,7 +919,7 @@ static inline void cmd_run(struct conn *c, const struct cmd *k, int slot, int ar
 /*
  * Run one parsed command.  What INFO commandstats counts, as Redis 7.0:
  * an unknown command or subcommand counts nowhere (but in errorstats); a
- * known one refused before running (arity, NOAUTH, OOM, MISCONF) is a
+ * known one refused before running (arity, NOAUTH, LOADING, OOM, MISCONF) is a
  * rejected call of that command or subcommand; one that runs is a call
  * (and total_commands_processed), failed if it replied an error.
  */
@@ -961,7 +977,7 @@ void cmd_dispatch(struct conn *c)
 				reply_error(c, "-NOAUTH Authentication required.");
 				goto rejected;
 			}
-			if (SRV_UNLIKELY(refuse_oom(c, s->flags)))
+			if (SRV_UNLIKELY(refuse_loading_or_oom(c, s->flags)))
 				goto rejected;
 			cmd_run(c, s, slot, argc);
 			return;
@@ -972,7 +988,7 @@ void cmd_dispatch(struct conn *c)
 		reply_error(c, "-NOAUTH Authentication required.");
 		goto rejected;
 	}
-	if (SRV_UNLIKELY(refuse_oom(c, k->flags)))
+	if (SRV_UNLIKELY(refuse_loading_or_oom(c, k->flags)))
 		goto rejected;
 	/* stop-writes-on-bgsave-error: as Redis, PING is refused too */
 	if (SRV_UNLIKELY((k->flags & CMD_WRITE) || k->proc == cmd_ping) &&

@@ -59,8 +59,11 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	(void)arg;
 	got_signal = (int)sig;
-	srv_log(LL_WARNING, "Received %s scheduling shutdown...",
-		sig == SIGINT ? "SIGINT" : "SIGTERM");
+	if (persist_loading())
+		srv_log(LL_WARNING, "Received shutdown signal during loading, scheduling shutdown.");
+	else
+		srv_log(LL_WARNING, "Received %s scheduling shutdown...",
+			sig == SIGINT ? "SIGINT" : "SIGTERM");
 	event_base_loopbreak(g_srv.base);
 }
 
@@ -196,9 +199,19 @@ static void adjust_open_files_limit(void)
 		(unsigned long long)old, (long long)old - RESERVED_FDS);
 }
 
+static void log_ready(void)
+{
+	if (g_cfg.port)
+		srv_log(LL_NOTICE, "Ready to accept connections tcp on port %d", g_cfg.port);
+	if (g_cfg.tls_port)
+		srv_log(LL_NOTICE, "Ready to accept connections tls on port %d", g_cfg.tls_port);
+	if (g_cfg.unixsocket)
+		srv_log(LL_NOTICE, "Ready to accept connections unix at %s", g_cfg.unixsocket);
+}
+
 int main(int argc, char **argv)
 {
-	int exit_status;
+	int exit_status, ready = 0;
 	ssize_t n;
 
 	if (argc == 2 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
@@ -248,7 +261,6 @@ int main(int argc, char **argv)
 	db_init();
 	evict_init();
 	persist_init();
-	persist_load();
 	cmd_init();
 	g_srv.base = event_base_new();
 	if (!g_srv.base)
@@ -270,23 +282,30 @@ int main(int argc, char **argv)
 	net_start_workers();
 	srv_log(LL_NOTICE, "Server initialized with %d worker threads (%s RCU)", g_srv.nworkers,
 		RCU_FLAVOR_NAME);
-	if (g_cfg.port)
-		srv_log(LL_NOTICE, "Ready to accept connections tcp on port %d", g_cfg.port);
-	if (g_cfg.tls_port)
-		srv_log(LL_NOTICE, "Ready to accept connections tls on port %d", g_cfg.tls_port);
-	if (g_cfg.unixsocket)
-		srv_log(LL_NOTICE, "Ready to accept connections unix at %s", g_cfg.unixsocket);
+	/* The listeners are open and the workers run, but nothing has been
+	 * accepted yet (this thread accepts, in the loop below): the load starts
+	 * before any command can run, and those that arrive while it runs get
+	 * -LOADING unless flagged CMD_LOADING. */
+	persist_load_start();
 
 	while (!got_signal && !atomic_load_explicit(&g_srv.shutdown_asap, memory_order_acquire)) {
+		if (!ready && persist_load_poll()) {
+			/* as Redis, once the data set is served */
+			ready = 1;
+			log_ready();
+		}
 		rcu_quiescent_state();
 		rcu_thread_offline();
 		event_base_loop(g_srv.base, EVLOOP_ONCE);
 		rcu_thread_online();
 		if (cron_due) {
 			cron_due = 0;
-			db_active_expire_cycle();
-			evict_cron();
-			persist_cron();
+			/* while loading, as Redis: no expiry, eviction or save */
+			if (!persist_loading()) {
+				db_active_expire_cycle();
+				evict_cron();
+				persist_cron();
+			}
 			info_sample_ops();
 			arm_cron();
 		}

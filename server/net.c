@@ -998,6 +998,11 @@ void net_request_shutdown(void)
 	notify(g_srv.notify_fd);
 }
 
+void net_wake_main(void)
+{
+	notify(g_srv.notify_fd);
+}
+
 void net_stop(void)
 {
 	for (int i = 0; i < g_srv.nlisten; i++) {

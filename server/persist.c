@@ -82,7 +82,6 @@ static struct pstate {
 	long long last_save;	  /* LASTSAVE: Unix s of the last successful save */
 	long long dirty_saved;	  /* dirty_total() at the last saved snapshot */
 	unsigned long long saves; /* rdb_saves */
-	unsigned long long load_loaded, load_expired;
 	int shutdown_mode; /* -1 NOSAVE, 0 as configured, 1 SAVE */
 } P = {.bg_last_ok = 1, .bg_last_secs = -1};
 
@@ -97,6 +96,28 @@ static _Atomic unsigned long long keys_processed, keys_total;
 /* MISCONF state, recomputed under p_lock and read lock-free by every write
  * command (relaxed: a command racing a change may see either answer). */
 static _Atomic int writes_denied;
+
+/*
+ * The dump is loaded by a thread of its own while the server already
+ * listens, as Redis 7.0 serves clients during its load: commands flagged
+ * CMD_LOADING run, the others answer ERR_LOADING (cmd_dispatch()), so no
+ * write can interleave with the load and no read sees half a data set.
+ *
+ * Loader state.  The loader thread (load_main) writes the progress atomics
+ * below (relaxed: statistics for INFO) and, last, load_state (release); the
+ * main thread reads load_state (acquire) before it joins the thread.  Only
+ * the main thread touches load_thread and load_running.
+ */
+enum { LOAD_RUNNING, LOAD_OK, LOAD_FAILED, LOAD_STOPPED };
+static pthread_t load_thread;
+static int load_running;	 /* main thread: the loader exists, not joined */
+static _Atomic int load_state;	 /* LOAD_*, see above */
+static _Atomic int load_abort;	 /* shutdown asks the loader to stop at its next key */
+static _Atomic long long load_start_time; /* Unix s: loading_start_time */
+static _Atomic long long load_total_bytes, load_loaded_bytes, load_used_mem;
+/* rdb_last_load_keys_loaded / _expired: counted as keys arrive (Redis's INFO
+ * shows the count growing during the load too) */
+static _Atomic unsigned long long load_keys_loaded, load_keys_expired;
 
 static long long dirty_total(void)
 {
@@ -688,11 +709,13 @@ void persist_info(char *buf, size_t len)
 {
 	long long dirty = dirty_total(), now = util_mstime();
 	struct ht_stats hs;
+	int loading = persist_loading();
+	size_t n;
 
 	ht_stats(db_table(), &hs);
 	pthread_mutex_lock(&p_lock);
-	snprintf(buf, len,
-		 "loading:0\r\n"
+	n = (size_t)snprintf(buf, len,
+		 "loading:%d\r\n"
 		 "async_loading:0\r\n"
 		 "current_cow_peak:0\r\n"
 		 "current_cow_size:0\r\n"
@@ -723,16 +746,45 @@ void persist_info(char *buf, size_t len)
 		 "aof_last_cow_size:0\r\n"
 		 "module_fork_in_progress:0\r\n"
 		 "module_fork_last_cow_size:0\r\n",
+		 loading,
 		 P.saving ? atomic_load_explicit(&keys_processed, memory_order_relaxed) : 0ULL,
 		 P.saving ? atomic_load_explicit(&keys_total, memory_order_relaxed) : 0ULL,
 		 dirty - P.dirty_saved, P.bg_running && !atomic_load(&bg_done), P.last_save,
 		 P.bg_last_ok ? "ok" : "err", P.bg_last_secs,
 		 P.bg_running && !atomic_load(&bg_done) ? (now - P.bg_start_ms) / 1000 : -1LL,
-		 P.saves, P.load_expired, P.load_loaded, hs.snapshot_held_bytes);
+		 P.saves, atomic_load_explicit(&load_keys_expired, memory_order_relaxed),
+		 atomic_load_explicit(&load_keys_loaded, memory_order_relaxed), hs.snapshot_held_bytes);
 	pthread_mutex_unlock(&p_lock);
+	if (loading && n < len) {
+		/* Redis 7.0's loading fields and their arithmetic: a percentage of
+		 * the file's bytes, and an ETA of elapsed * remaining / (done + 1)
+		 * (1 in the first second) */
+		long long total = atomic_load_explicit(&load_total_bytes, memory_order_relaxed);
+		long long done = atomic_load_explicit(&load_loaded_bytes, memory_order_relaxed);
+		long long t0 = atomic_load_explicit(&load_start_time, memory_order_relaxed);
+		long long elapsed = unix_now() - t0, remaining = total > 0 ? total - done : 1;
+		double perc = total > 0 ? (double)done / (double)total * 100 : 0;
+
+		snprintf(buf + n, len - n,
+			 "loading_start_time:%lld\r\n"
+			 "loading_total_bytes:%lld\r\n"
+			 "loading_rdb_used_mem:%lld\r\n"
+			 "loading_loaded_bytes:%lld\r\n"
+			 "loading_loaded_perc:%.2f\r\n"
+			 "loading_eta_seconds:%lld\r\n",
+			 t0, total, atomic_load_explicit(&load_used_mem, memory_order_relaxed),
+			 done, perc, elapsed == 0 ? 1 : elapsed * remaining / (done + 1));
+	}
 }
 
 /* ------------------------------------------------------------- loading */
+
+
+/* Test-only knob: RCUKV_TEST_LOAD_DELAY_US=N makes the loader sleep N
+ * microseconds (offline) every 1024 keys, so that a test can observe the
+ * "during" phase of a small dump on a fast machine.  Read once at start-up;
+ * unset (the normal case) costs nothing. */
+static long load_delay_us;
 
 struct load_ctx {
 	struct ht *ht;
@@ -745,6 +797,8 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
 	struct load_ctx *l = arg;
 	int r;
 
+	if (atomic_load_explicit(&load_abort, memory_order_relaxed))
+		return -ECANCELED;
 	if (kv->dbnum != 0) {
 		snprintf(l->err, sizeof(l->err),
 			 "the data file was created with a Redis server configured to handle "
@@ -752,12 +806,18 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
 			 kv->dbnum);
 		return -ERANGE;
 	}
-	/* a quiescent state now and then: the table's resizer waits for grace
-	 * periods (the main thread is the only one running yet) */
-	if ((++l->n & 1023) == 0)
-		rcu_quiescent_state();
+	/* This thread holds no table reference between two keys: a quiescent
+	 * state per key (a load and a compare unless a grace period waits). */
+	rcu_quiescent_state();
+	if ((++l->n & 1023) == 0 && load_delay_us > 0) {
+		rcu_thread_offline();
+		usleep((useconds_t)load_delay_us);
+		rcu_thread_online();
+	}
+	atomic_store_explicit(&load_loaded_bytes, (long long)kv->end, memory_order_relaxed);
 	if (kv->expired) {
 		l->expired++;
+		atomic_store_explicit(&load_keys_expired, l->expired, memory_order_relaxed);
 		return 0;
 	}
 	r = ht_set(l->ht, kv->key, kv->klen, kv->val, kv->vlen,
@@ -773,12 +833,13 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
 		return r;
 	}
 	l->loaded++;
+	atomic_store_explicit(&load_keys_loaded, l->loaded, memory_order_relaxed);
 	return 0;
 }
 
 /* RESIZEDB: size the table once for the keys to come rather than grow it
  * doubling by doubling under the load (each step waits for grace periods).
- * The main thread holds no table reference here: offline while it waits. */
+ * The loader holds no table reference here: offline while it waits. */
 static int load_resize(void *arg, uint32_t dbnum, uint64_t keys, uint64_t expires)
 {
 	struct load_ctx *l = arg;
@@ -806,34 +867,42 @@ static int load_aux(void *arg, const void *name, size_t nlen, const void *val, s
 
 		srv_log(LL_NOTICE, "RDB age %lld seconds", age < 0 ? 0 : age);
 	} else if (!strcmp(name, "used-mem")) {
+		long long used = strtoll(val, NULL, 10);
+
+		atomic_store_explicit(&load_used_mem, used, memory_order_relaxed);
 		srv_log(LL_NOTICE, "RDB memory usage when created %.2f Mb",
-			(double)strtoll(val, NULL, 10) / (1024 * 1024));
+			(double)used / (1024 * 1024));
 	}
 	return 0;
 }
 
-void persist_load(void)
+/*
+ * The whole load of @path; logs as Redis does.
+ * Context: the loader thread, registered and online.
+ * Return: LOAD_OK, LOAD_FAILED (logged) or LOAD_STOPPED (load_abort).
+ */
+static int load_file(const char *path)
 {
-	char path[PATH_MAX + 256], err[512];
+	char err[512];
 	struct rdb_load_cbs cb = {.string_kv = load_kv, .aux = load_aux, .resize_db = load_resize};
 	struct rdb_load_opts lo = {0};
 	struct rdb_load_stats st;
 	struct load_ctx l = {0};
 	long long start = util_ustime();
-	struct stat sb;
 	int r;
 
-	pthread_mutex_lock(&p_lock);
-	snprintf(path, sizeof(path), "%s/%s", P.dir, P.dbfilename);
-	pthread_mutex_unlock(&p_lock);
-	if (stat(path, &sb) < 0 && errno == ENOENT)
-		return;
 	l.ht = db_table();
 	cb.arg = &l;
 	lo.skip_unsupported =
 	    atomic_load_explicit(&g_cfg.rdb_skip_unsupported, memory_order_relaxed);
 	err[0] = '\0';
 	r = rdb_load_file(path, &cb, &lo, &st, err, sizeof(err));
+	if (r == -ECANCELED && atomic_load_explicit(&load_abort, memory_order_relaxed)) {
+		srv_log(LL_NOTICE,
+			"Loading stopped by the shutdown after %llu keys; %s is left as it was",
+			(unsigned long long)l.loaded, path);
+		return LOAD_STOPPED;
+	}
 	if (r != 0) {
 		if (l.err[0])
 			srv_log(LL_WARNING, "Fatal error loading the DB %s: %s. Exiting.", path,
@@ -846,7 +915,7 @@ void persist_load(void)
 		else
 			srv_log(LL_WARNING, "Fatal error loading the DB %s: %s. Exiting.", path,
 				err[0] ? err : strerror(-r));
-		exit(1);
+		return LOAD_FAILED;
 	}
 	if (st.skipped_total) {
 		char kinds[256];
@@ -867,10 +936,85 @@ void persist_load(void)
 		(unsigned long long)l.loaded, (unsigned long long)l.expired);
 	srv_log(LL_NOTICE, "DB loaded from disk: %.3f seconds",
 		(double)(util_ustime() - start) / 1e6);
+	return LOAD_OK;
+}
+
+static void *load_main(void *arg)
+{
+	char *path = arg;
+	int r;
+
+	rcu_register_thread();
+	r = load_file(path);
+	if (r == LOAD_OK) {
+		/* Release: every insert above happens-before a command that
+		 * reads 0 here (persist_loading()'s acquire). */
+		atomic_store_explicit(&g_srv.loading, 0, memory_order_release);
+	}
+	rcu_unregister_thread();
+	free(path);
+	/* Release: our last writes happen-before the main thread's join. */
+	atomic_store_explicit(&load_state, r, memory_order_release);
+	if (r == LOAD_FAILED)
+		net_request_shutdown(); /* persist_shutdown() makes it exit 1 */
+	else
+		net_wake_main(); /* the main loop says "Ready to accept connections" */
+	return NULL;
+}
+
+void persist_load_start(void)
+{
+	char path[PATH_MAX + 256];
+	const char *delay = getenv("RCUKV_TEST_LOAD_DELAY_US");
+	sigset_t all, old;
+	struct stat sb;
+	int r;
+
 	pthread_mutex_lock(&p_lock);
-	P.load_loaded = l.loaded;
-	P.load_expired = l.expired;
+	snprintf(path, sizeof(path), "%s/%s", P.dir, P.dbfilename);
 	pthread_mutex_unlock(&p_lock);
+	if (stat(path, &sb) < 0 && errno == ENOENT)
+		return;
+	if (delay)
+		load_delay_us = strtol(delay, NULL, 10);
+	atomic_store_explicit(&load_start_time, unix_now(), memory_order_relaxed);
+	atomic_store_explicit(&load_total_bytes, (long long)sb.st_size, memory_order_relaxed);
+	atomic_store_explicit(&load_state, LOAD_RUNNING, memory_order_relaxed);
+	/* No command has run yet: the main loop, which accepts, has not turned. */
+	atomic_store_explicit(&g_srv.loading, 1, memory_order_relaxed);
+	/* the thread takes no signal: SIGTERM stays with the main thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&load_thread, NULL, load_main, xstrdup(path));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		errno = r;
+		srv_die("pthread_create (loader) failed");
+	}
+	load_running = 1;
+}
+
+/* Main thread.  Join the loader if it is done (@wait: wait for it, offline).
+ * Return: its LOAD_* result, LOAD_OK when no load ran. */
+static int load_reap(int wait)
+{
+	static int result = LOAD_OK;
+
+	if (!load_running)
+		return result;
+	if (!wait && atomic_load_explicit(&load_state, memory_order_acquire) == LOAD_RUNNING)
+		return LOAD_RUNNING;
+	rcu_thread_offline();
+	pthread_join(load_thread, NULL);
+	rcu_thread_online();
+	load_running = 0;
+	result = atomic_load_explicit(&load_state, memory_order_acquire);
+	return result;
+}
+
+int persist_load_poll(void)
+{
+	return load_reap(0) == LOAD_OK && !persist_loading();
 }
 
 /* ------------------------------------------------------------ shutdown */
@@ -894,6 +1038,15 @@ int persist_shutdown(void)
 	uint64_t nkeys = 0;
 	int mode, save, busy, r = 0;
 
+	/* A load still running is stopped first.  A data set not wholly loaded
+	 * is never saved (Redis turns SHUTDOWN SAVE into NOSAVE while loading):
+	 * the dump on disk stays as it was. */
+	if (load_running) {
+		atomic_store_explicit(&load_abort, 1, memory_order_relaxed);
+		load_reap(1);
+	}
+	if (persist_loading())
+		return load_reap(0) == LOAD_FAILED ? -1 : 0;
 	/* main thread, holding no table reference: offline while it waits for
 	 * the BGSAVE thread and while it saves */
 	rcu_thread_offline();

@@ -276,6 +276,13 @@ struct server {
 	struct event_base *base; /* main thread */
 	int notify_fd;		 /* eventfd: shutdown requests */
 	_Atomic int shutdown_asap;
+	/* 1 while the dump at start-up is not yet wholly in the table: commands
+	 * without CMD_LOADING answer ERR_LOADING.  Set by the main thread before
+	 * any command can run (persist_load_start()), cleared by the loader
+	 * thread once, after its last insert; never set again.  Stays 1 after a
+	 * failed or stopped load (the server is on its way out).  Read with
+	 * acquire (persist_loading()). */
+	_Atomic int loading;
 	_Atomic int nclients;
 	_Atomic unsigned long long next_client_id;
 	_Atomic unsigned long long rejected_conns;
@@ -297,6 +304,7 @@ int net_listen(void);
 void net_start_workers(void);
 void net_stop(void);
 void net_request_shutdown(void);
+void net_wake_main(void); /* any thread: one more turn of the main loop */
 void conn_close(struct conn *c);
 void conn_wake_worker(struct worker *w);
 unsigned long long stats_total(size_t off);
@@ -407,12 +415,28 @@ __attribute__((weak)) const char *persist_cfg_set(const char *name, int argc, ch
 						  int from_file, int apply);
 __attribute__((weak)) void persist_cfg_get(const char *name, char *buf, size_t len);
 __attribute__((weak)) void persist_fini(void);
-void persist_load(void); /* start-up, main thread; exits 1 on a bad dump */
+/* Start-up, main thread, after the listeners and workers, before the main
+ * loop: starts the loader thread when <dir>/<dbfilename> exists (g_srv.loading
+ * 1 until it is done).  A bad dump makes the loader log the reason and ask for
+ * shutdown; persist_shutdown() then returns -1 (exit status 1). */
+void persist_load_start(void);
+/* Main thread: join a loader that has finished; 1 once the data set is served
+ * (no dump, or a load that succeeded), else 0. */
+int persist_load_poll(void);
+/* Acquire: pairs with the loader's release store after its last insert, so a
+ * command that sees 0 sees every loaded key. */
+static inline int persist_loading(void)
+{
+	return atomic_load_explicit(&g_srv.loading, memory_order_acquire);
+}
 void persist_cron(void); /* main thread */
 void persist_info(char *buf, size_t len);
 /* SHUTDOWN [NOSAVE|SAVE]: -1 never save, 0 save if save points are set, 1 always */
 void persist_set_shutdown_mode(int mode);
-int persist_shutdown(void); /* main thread, after net_stop(); 0 or -errno */
+/* Main thread, after net_stop(): stops a running load (no save then, as Redis
+ * while loading), or saves as SHUTDOWN/save points say.  0, -errno, or -1
+ * after a failed load. */
+int persist_shutdown(void);
 /* 1 if write commands (and PING) must answer MISCONF */
 int persist_writes_denied(void);
 void persist_cmd_save(struct conn *c, int argc);
@@ -531,5 +555,6 @@ extern const int g_ncache_cmds;
 #define ERR_OVERFLOW "-ERR increment or decrement would overflow"
 #define ERR_DB_RANGE "-ERR DB index is out of range"
 #define ERR_OOM "-OOM command not allowed when used memory > 'maxmemory'."
+#define ERR_LOADING "-LOADING Redis is loading the dataset in memory"
 
 #endif /* SERVER_INTERNAL_H */

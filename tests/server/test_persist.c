@@ -19,6 +19,7 @@
 #include "server/rdb.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis.h>
@@ -125,11 +126,11 @@ static redisContext *connect_port(int port)
 	return c;
 }
 
-/* Start a server: @bin with "--port P --dir D --logfile L" and @extra
+/* Fork and exec a server: @bin with "--port P --dir D --logfile L" and @extra
  * (NULL-terminated).  @fsize_limit > 0 sets RLIMIT_FSIZE in the child.
- * Return 0 when it answers PING, -1 when it exited (s->pid = 0 then). */
-static int start_bin(struct srv *s, const char *bin, int redis, long fsize_limit,
-		     const char *const *extra)
+ * Returns at once (s->pid set); start_bin() waits for it to serve. */
+static void spawn_bin(struct srv *s, const char *bin, int redis, long fsize_limit,
+		      const char *const *extra)
 {
 	const char *args[64];
 	char portbuf[16];
@@ -179,6 +180,15 @@ static int start_bin(struct srv *s, const char *bin, int redis, long fsize_limit
 		execv(bin, (char *const *)args);
 		_exit(127);
 	}
+}
+
+/* spawn_bin(), then wait until it answers PING (so, for rcukv and Redis, once
+ * the dump is loaded: PING gets -LOADING before).  Return 0 when it does, -1
+ * when it exited (s->pid = 0 then). */
+static int start_bin(struct srv *s, const char *bin, int redis, long fsize_limit,
+		     const char *const *extra)
+{
+	spawn_bin(s, bin, redis, fsize_limit, extra);
 	for (int i = 0; i < 400; i++) {
 		redisContext *c = connect_port(s->port);
 		int st;
@@ -1416,6 +1426,420 @@ static void test_disk_full(void)
 	}
 }
 
+/* ------------------------------------------------------- serving while loading */
+
+/* Keys of the big dump: "lk:<i>" = "val:<i>:" + (i % 48) 'x', every 1000th
+ * with an expiry an hour ahead; and one key already expired ("lk:gone"). */
+#define LOAD_USED_MEM 123456789LL
+static long load_keys = 500000;
+static long long load_expire_base;
+
+static size_t load_val(long i, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "val:%ld:", i);
+
+	for (long k = 0; k < i % 48 && (size_t)n + 1 < len; k++)
+		buf[n++] = 'x';
+	buf[n] = '\0';
+	return (size_t)n;
+}
+
+/* Write the big dump with server/rdb.c's writer (the server's own). */
+static int load_dump_write(const char *path)
+{
+	struct rdb_opts o = {.compress = true, .checksum = true, .used_mem = LOAD_USED_MEM};
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct rdb_writer *w;
+	char key[64], val[128];
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	w = rdb_writer_new(fd, &o);
+	r = w ? rdb_write_db_header(w, 0, (uint64_t)load_keys + 1, (uint64_t)load_keys / 1000 + 1)
+	      : -ENOMEM;
+	for (long i = 0; r == 0 && i < load_keys; i++) {
+		int kl = snprintf(key, sizeof(key), "lk:%ld", i);
+		size_t vl = load_val(i, val, sizeof(val));
+
+		r = rdb_write_string_kv(w, key, (size_t)kl, val, vl,
+					i % 1000 == 0 ? load_expire_base + i : -1);
+	}
+	if (r == 0)
+		r = rdb_write_string_kv(w, "lk:gone", 7, "v", 1, 1000);
+	if (r == 0)
+		r = rdb_writer_finish(w);
+	rdb_writer_free(w);
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+/* FNV-1a of a whole file (0 if unreadable): "the dump is as it was". */
+static unsigned long long file_hash(const char *path)
+{
+	unsigned long long h = 1469598103934665603ULL;
+	unsigned char buf[65536];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 1099511628211ULL;
+	close(fd);
+	return h;
+}
+
+/* temp-*.rdb files in @dir */
+static int count_temp_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "temp-", 5) && strstr(e->d_name, ".rdb") != NULL;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Spawn rcukv on @s->dir's dump and connect as soon as it listens (2 ms
+ * polls, bounded); NULL if it exited or never listened. */
+static redisContext *spawn_connect(struct srv *s, const char *const *extra)
+{
+	spawn_bin(s, server_bin, 0, 0, extra);
+	for (int i = 0; i < 5000; i++) {
+		struct timeval tv = {20, 0};
+		redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+		int st;
+
+		if (c && !c->err) {
+			redisSetTimeout(c, tv);
+			return c;
+		}
+		redisFree(c);
+		if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+			s->pid = 0;
+			return NULL;
+		}
+		usleep(2000);
+	}
+	return NULL;
+}
+
+/* 1 if @r is exactly Redis 7.0's -LOADING error */
+static int is_loading_err(redisReply *r)
+{
+	return reply_is(r, REDIS_REPLY_ERROR, "LOADING Redis is loading the dataset in memory");
+}
+
+/* GET on a key of the dump: 1 while the server is loading (-LOADING), 0 once
+ * it is served, -1 on anything else (reported). */
+static int probe_loading(redisContext *c, const char *what)
+{
+	redisReply *r = cmd(c, "GET lk:1");
+	int st = is_loading_err(r) ? 1 : reply_is(r, REDIS_REPLY_STRING, NULL) ? 0 : -1;
+
+	CHECK(st >= 0, "%s: GET answers a value or -LOADING (%s)", what,
+	      r ? (r->str ? r->str : "?") : c->errstr);
+	freeReplyObject(r);
+	return st;
+}
+
+/* Wait (bounded, 120 s) until INFO says loading:0. */
+static int wait_loaded(redisContext *c)
+{
+	for (int i = 0; i < 12000; i++) {
+		if (info_field(c, "loading") == 0)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* Line numbers of @needle's first occurrence in @path (0 if absent). */
+static int line_of(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, needle)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The "during" phase, on @c while the load runs. */
+static void loading_during(redisContext *c, const char *unixsock, long long dump_size)
+{
+	static const char *const refused[] = {"GET lk:1", "SET a b",	"PING",	 "DBSIZE",
+					      "EXISTS lk:1", "SAVE",	"BGSAVE", "FLUSHALL",
+					      "KEYS *",	     "SCAN 0", "TTL lk:0", "MEMORY USAGE lk:1"};
+	static const char *const allowed[] = {"ECHO hi",   "TIME",	 "CONFIG GET port",
+					      "CLIENT ID", "COMMAND COUNT", "LASTSAVE",
+					      "SELECT 0",  "ACL WHOAMI",    "CLIENT GETNAME"};
+	redisContext *u;
+	redisReply *r;
+	const char *p;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		r = redisCommand(c, refused[i]);
+		CHECK(is_loading_err(r), "during the load, %s -> -LOADING (%s)", refused[i],
+		      r && r->str ? r->str : "?");
+		freeReplyObject(r);
+	}
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+		r = redisCommand(c, allowed[i]);
+		CHECK(r && r->type != REDIS_REPLY_ERROR, "during the load, %s is served (%s)",
+		      allowed[i], r && r->str ? r->str : "");
+		freeReplyObject(r);
+	}
+	r = cmd(c, "INFO persistence");
+	CHECK(r && r->type == REDIS_REPLY_STRING, "INFO during the load");
+	if (r && r->type == REDIS_REPLY_STRING) {
+		static const char *const order[] = {
+		    "\r\nmodule_fork_last_cow_size:0\r\nloading_start_time:", "\r\nloading_total_bytes:",
+		    "\r\nloading_rdb_used_mem:",	"\r\nloading_loaded_bytes:",
+		    "\r\nloading_loaded_perc:",	"\r\nloading_eta_seconds:"};
+		const char *at = r->str;
+		long long t, total, used, done;
+
+		CHECK(strstr(r->str, "\nloading:1\r\nasync_loading:0\r\n") != NULL,
+		      "INFO: loading:1, async_loading:0");
+		for (size_t i = 0; i < 6; i++) {
+			const char *q = strstr(at, order[i]);
+
+			CHECK(q != NULL, "INFO: %s in Redis's place", order[i] + 2);
+			if (q)
+				at = q + 1;
+		}
+		p = strstr(r->str, "loading_start_time:");
+		t = p ? strtoll(p + 19, NULL, 10) : 0;
+		CHECK(t > 0 && t <= (long long)time(NULL), "loading_start_time %lld", t);
+		p = strstr(r->str, "loading_total_bytes:");
+		total = p ? strtoll(p + 20, NULL, 10) : -1;
+		CHECK(total == dump_size, "loading_total_bytes %lld = the file's %lld", total,
+		      dump_size);
+		p = strstr(r->str, "loading_rdb_used_mem:");
+		used = p ? strtoll(p + 21, NULL, 10) : -1;
+		CHECK(used == LOAD_USED_MEM, "loading_rdb_used_mem %lld (the dump's used-mem)",
+		      used);
+		p = strstr(r->str, "loading_loaded_bytes:");
+		done = p ? strtoll(p + 21, NULL, 10) : -1;
+		CHECK(done >= 0 && done <= total, "loading_loaded_bytes %lld of %lld", done, total);
+		p = strstr(r->str, "loading_loaded_perc:");
+		CHECK(p && strtod(p + 20, NULL) >= 0 && strtod(p + 20, NULL) <= 100,
+		      "loading_loaded_perc");
+		p = strstr(r->str, "loading_eta_seconds:");
+		CHECK(p && strtoll(p + 20, NULL, 10) >= 0, "loading_eta_seconds");
+	}
+	freeReplyObject(r);
+	/* the unix socket listens during the load too */
+	u = redisConnectUnix(unixsock);
+	CHECK(u && !u->err, "unix socket accepts during the load");
+	if (u && !u->err) {
+		r = redisCommand(u, "GET lk:1");
+		CHECK(is_loading_err(r) || reply_is(r, REDIS_REPLY_STRING, NULL),
+		      "unix socket: -LOADING (or the value if the load just ended)");
+		freeReplyObject(r);
+	}
+	redisFree(u);
+}
+
+/* After the load: every key with its value and expiry, INFO and the log. */
+static void loading_after(redisContext *c, const struct srv *s)
+{
+	long bad = 0, first_bad = -1;
+	redisReply *r;
+	char key[64], val[128];
+
+	r = cmd(c, "DBSIZE");
+	CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == load_keys,
+	      "after the load: DBSIZE %lld = %ld", r ? r->integer : -1, load_keys);
+	freeReplyObject(r);
+	for (long i = 0; i < load_keys; i += 500) {
+		long n = load_keys - i < 500 ? load_keys - i : 500;
+		const char *argv[501];
+		size_t argl[501];
+		char *keys = malloc((size_t)n * 32);
+
+		argv[0] = "MGET";
+		argl[0] = 4;
+		for (long k = 0; k < n; k++) {
+			argv[k + 1] = keys + k * 32;
+			argl[k + 1] = (size_t)snprintf(keys + k * 32, 32, "lk:%ld", i + k);
+		}
+		r = redisCommandArgv(c, (int)n + 1, argv, argl);
+		for (long k = 0; k < n; k++) {
+			size_t vl = load_val(i + k, val, sizeof(val));
+			int ok = r && r->type == REDIS_REPLY_ARRAY && (long)r->elements == n &&
+				 r->element[k]->type == REDIS_REPLY_STRING &&
+				 r->element[k]->len == vl && !memcmp(r->element[k]->str, val, vl);
+
+			if (!ok && bad++ == 0)
+				first_bad = i + k;
+		}
+		freeReplyObject(r);
+		free(keys);
+	}
+	CHECK(bad == 0, "every key has its value (%ld wrong, first lk:%ld)", bad, first_bad);
+	snprintf(key, sizeof(key), "lk:%ld", load_keys / 1000 * 1000 - 1000);
+	r = cmd(c, "PEXPIRETIME %s", key);
+	CHECK(r && r->type == REDIS_REPLY_INTEGER &&
+		  r->integer == load_expire_base + load_keys / 1000 * 1000 - 1000,
+	      "%s keeps its expiry", key);
+	freeReplyObject(r);
+	r = cmd(c, "EXISTS lk:gone");
+	CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 0, "expired key not loaded");
+	freeReplyObject(r);
+	CHECK(cmd_ok(c, "SET after load"), "writes served after the load");
+	CHECK(info_field(c, "rdb_last_load_keys_loaded") == load_keys &&
+		  info_field(c, "rdb_last_load_keys_expired") == 1,
+	      "INFO rdb_last_load_keys_loaded/expired");
+	CHECK(!info_has(c, "loading_start_time"), "no loading_* fields once loaded");
+	snprintf(val, sizeof(val), "Done loading RDB, keys loaded: %ld, keys expired: 1.",
+		 load_keys);
+	CHECK(file_contains(s->log, val), "log: %s", val);
+	CHECK(line_of(s->log, "Server initialized") > 0 &&
+		  line_of(s->log, "Server initialized") < line_of(s->log, "Loading RDB produced") &&
+		  line_of(s->log, "DB loaded from disk") <
+		      line_of(s->log, "Ready to accept connections tcp"),
+	      "log: initialized, loading, loaded, then ready (as Redis)");
+}
+
+static void test_loading(void)
+{
+	struct srv s;
+	redisContext *c;
+	char dump[400], sock[400], stale[400];
+	const char *save_pts[] = {"--save", "1 1", NULL};
+	unsigned long long h;
+	struct stat sb;
+	int st, r;
+
+	if (getenv("TEST_LOADING_KEYS"))
+		load_keys = atol(getenv("TEST_LOADING_KEYS"));
+	if (load_keys < 2000)
+		load_keys = 2000;
+	load_expire_base = now_ms() + 3600 * 1000LL;
+	make_dir(&s, "loading");
+	snprintf(dump, sizeof(dump), "%s/dump.rdb", s.dir);
+	snprintf(sock, sizeof(sock), "%s/rcukv.sock", s.dir);
+	r = load_dump_write(dump);
+	CHECK(r == 0, "write a dump of %ld keys (%s)", load_keys, strerror(-r));
+	if (r != 0 || stat(dump, &sb) != 0)
+		return;
+	h = file_hash(dump);
+
+	/* 1. served while loading, then every key */
+	c = spawn_connect(&s, (const char *const[]){"--unixsocket", sock, NULL});
+	CHECK(c != NULL, "connects while the dump loads");
+	if (!c)
+		return;
+	st = probe_loading(c, "first probe");
+	if (st == 1)
+		loading_during(c, sock, (long long)sb.st_size);
+	else
+		printf("SKIP during-load checks: the load of %ld keys ended before the first "
+		       "probe (set TEST_LOADING_KEYS higher)\n",
+		       load_keys);
+	CHECK(wait_loaded(c) == 0, "the load ends");
+	loading_after(c, &s);
+	redisFree(c);
+	CHECK(shutdown_srv(&s, "NOSAVE") == 0, "exits 0");
+	CHECK(file_hash(dump) == h, "dump untouched");
+
+	/* 2. SIGTERM, 3. SHUTDOWN SAVE, during the load, with save points set:
+	 * exit 0 and no save of the half-loaded set (Redis 7.0 does the same) */
+	for (int how = 0; how < 2; how++) {
+		const char *what = how ? "SHUTDOWN SAVE" : "SIGTERM";
+
+		unlink(s.log);
+		c = spawn_connect(&s, save_pts);
+		if (!c || probe_loading(c, what) != 1) {
+			printf("SKIP %s during the load: %s\n", what,
+			       c ? "the load ended before the probe" : "no connection");
+			redisFree(c);
+			if (s.pid)
+				CHECK(shutdown_srv(&s, "NOSAVE") == 0, "exits 0");
+			continue;
+		}
+		if (how) {
+			redisReply *x = cmd(c, "SHUTDOWN SAVE");
+
+			freeReplyObject(x);
+			r = wait_exit(&s);
+		} else {
+			r = stop_sig(&s, SIGTERM);
+		}
+		redisFree(c);
+		if (file_contains(s.log, "DB loaded from disk")) {
+			printf("SKIP %s during the load: the load ended first\n", what);
+			continue;
+		}
+		CHECK(r == 0, "%s during the load: exit status %d (0 as Redis)", what, r);
+		CHECK(!file_contains(s.log, "Saving the final RDB snapshot"),
+		      "%s during the load: no save", what);
+		CHECK(file_hash(dump) == h, "%s during the load: dump as it was", what);
+		CHECK(how || file_contains(s.log, "Received shutdown signal during loading, "
+						  "scheduling shutdown."),
+		      "SIGTERM during the load: Redis's log line");
+		CHECK(count_temp_files(s.dir) == 0, "%s during the load: no temp file", what);
+		CHECK(!file_exists(sock), "%s: unix socket removed", what);
+	}
+
+	/* 4. a dump that turns out bad at its end: listeners first, then exit 1
+	 * with the log line, listeners and socket closed, never "Ready" */
+	if (truncate(dump, sb.st_size - 9) == 0) {
+		unlink(s.log);
+		c = spawn_connect(&s, (const char *const[]){"--unixsocket", sock, NULL});
+		if (c && probe_loading(c, "bad dump") == 1)
+			CHECK(1, "bad dump: served -LOADING until the error");
+		else
+			printf("SKIP bad dump: not probed during its load\n");
+		redisFree(c);
+		r = s.pid ? wait_exit(&s) : -1;
+		CHECK(r == 1 || (r == -1 && !s.pid), "bad dump: exit status 1 (%d)", r);
+		CHECK(file_contains(s.log, "Fatal error loading the DB"), "bad dump: log line");
+		CHECK(!file_contains(s.log, "Ready to accept"), "bad dump: never ready");
+		CHECK(!file_exists(sock), "bad dump: unix socket removed");
+		c = connect_port(s.port);
+		CHECK(c == NULL, "bad dump: port closed");
+		redisFree(c);
+	} else {
+		CHECK(0, "truncate");
+	}
+
+	/* 5. a stale temp-<pid>.rdb (a BGSAVE cut by kill -9) is never loaded,
+	 * and, as Redis 7.0 does, left where it is */
+	snprintf(stale, sizeof(stale), "%s/temp-999999.rdb", s.dir);
+	r = rename(dump, stale);
+	unlink(s.log);
+	if (r == 0 && start(&s, NULL) == 0 && (c = connect_port(s.port))) {
+		redisReply *x = cmd(c, "DBSIZE");
+
+		CHECK(x && x->type == REDIS_REPLY_INTEGER && x->integer == 0,
+		      "stale temp file not loaded");
+		freeReplyObject(x);
+		redisFree(c);
+		CHECK(shutdown_srv(&s, "NOSAVE") == 0, "exits 0");
+		CHECK(file_exists(stale), "stale temp file left as Redis leaves it");
+	} else {
+		CHECK(0, "server starts next to a stale temp file");
+	}
+}
+
 static void rm_rf(const char *path)
 {
 	char cmdline[600];
@@ -1463,6 +1887,7 @@ int main(int argc, char **argv)
 	RUN(test_writers);
 	RUN(test_kill9);
 	RUN(test_disk_full);
+	RUN(test_loading);
 	rm_rf(base_dir);
 	for (int i = 0; i < REF_N; i++) {
 		free(ref[i].key);

@@ -60,7 +60,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)arg;
 	got_signal = (int)sig;
 	if (persist_loading())
-		srv_log(LL_WARNING, "Received shutdown signal during loading, scheduling shutdown.");
+		srv_log(LL_WARNING,
+			"Received shutdown signal during loading, scheduling shutdown.");
 	else
 		srv_log(LL_WARNING, "Received %s scheduling shutdown...",
 			sig == SIGINT ? "SIGINT" : "SIGTERM");

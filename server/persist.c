@@ -82,7 +82,7 @@ static struct pstate {
 	long long last_save;	  /* LASTSAVE: Unix s of the last successful save */
 	long long dirty_saved;	  /* dirty_total() at the last saved snapshot */
 	unsigned long long saves; /* rdb_saves */
-	int shutdown_mode; /* -1 NOSAVE, 0 as configured, 1 SAVE */
+	int shutdown_mode;	  /* -1 NOSAVE, 0 as configured, 1 SAVE */
 } P = {.bg_last_ok = 1, .bg_last_secs = -1};
 
 /* Set by the BGSAVE thread as its last action (release; the cron's acquire
@@ -110,9 +110,9 @@ static _Atomic int writes_denied;
  */
 enum { LOAD_RUNNING, LOAD_OK, LOAD_FAILED, LOAD_STOPPED };
 static pthread_t load_thread;
-static int load_running;	 /* main thread: the loader exists, not joined */
-static _Atomic int load_state;	 /* LOAD_*, see above */
-static _Atomic int load_abort;	 /* shutdown asks the loader to stop at its next key */
+static int load_running;		  /* main thread: the loader exists, not joined */
+static _Atomic int load_state;		  /* LOAD_*, see above */
+static _Atomic int load_abort;		  /* shutdown asks the loader to stop at its next key */
 static _Atomic long long load_start_time; /* Unix s: loading_start_time */
 static _Atomic long long load_total_bytes, load_loaded_bytes, load_used_mem;
 /* rdb_last_load_keys_loaded / _expired: counted as keys arrive (Redis's INFO
@@ -710,11 +710,15 @@ void persist_info(char *buf, size_t len)
 	long long dirty = dirty_total(), now = util_mstime();
 	struct ht_stats hs;
 	int loading = persist_loading();
+	unsigned long long ld_loaded =
+	    atomic_load_explicit(&load_keys_loaded, memory_order_relaxed);
+	unsigned long long ld_expired =
+	    atomic_load_explicit(&load_keys_expired, memory_order_relaxed);
 	size_t n;
 
 	ht_stats(db_table(), &hs);
 	pthread_mutex_lock(&p_lock);
-	n = (size_t)snprintf(buf, len,
+	snprintf(buf, len,
 		 "loading:%d\r\n"
 		 "async_loading:0\r\n"
 		 "current_cow_peak:0\r\n"
@@ -752,8 +756,8 @@ void persist_info(char *buf, size_t len)
 		 dirty - P.dirty_saved, P.bg_running && !atomic_load(&bg_done), P.last_save,
 		 P.bg_last_ok ? "ok" : "err", P.bg_last_secs,
 		 P.bg_running && !atomic_load(&bg_done) ? (now - P.bg_start_ms) / 1000 : -1LL,
-		 P.saves, atomic_load_explicit(&load_keys_expired, memory_order_relaxed),
-		 atomic_load_explicit(&load_keys_loaded, memory_order_relaxed), hs.snapshot_held_bytes);
+		 P.saves, ld_expired, ld_loaded, hs.snapshot_held_bytes);
+	n = strlen(buf);
 	pthread_mutex_unlock(&p_lock);
 	if (loading && n < len) {
 		/* Redis 7.0's loading fields and their arithmetic: a percentage of
@@ -779,16 +783,9 @@ void persist_info(char *buf, size_t len)
 
 /* ------------------------------------------------------------- loading */
 
-
-/* Test-only knob: RCUKV_TEST_LOAD_DELAY_US=N makes the loader sleep N
- * microseconds (offline) every 1024 keys, so that a test can observe the
- * "during" phase of a small dump on a fast machine.  Read once at start-up;
- * unset (the normal case) costs nothing. */
-static long load_delay_us;
-
 struct load_ctx {
 	struct ht *ht;
-	uint64_t loaded, expired, n;
+	uint64_t loaded, expired;
 	char err[256];
 };
 
@@ -809,11 +806,6 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
 	/* This thread holds no table reference between two keys: a quiescent
 	 * state per key (a load and a compare unless a grace period waits). */
 	rcu_quiescent_state();
-	if ((++l->n & 1023) == 0 && load_delay_us > 0) {
-		rcu_thread_offline();
-		usleep((useconds_t)load_delay_us);
-		rcu_thread_online();
-	}
 	atomic_store_explicit(&load_loaded_bytes, (long long)kv->end, memory_order_relaxed);
 	if (kv->expired) {
 		l->expired++;
@@ -965,7 +957,6 @@ static void *load_main(void *arg)
 void persist_load_start(void)
 {
 	char path[PATH_MAX + 256];
-	const char *delay = getenv("RCUKV_TEST_LOAD_DELAY_US");
 	sigset_t all, old;
 	struct stat sb;
 	int r;
@@ -975,8 +966,6 @@ void persist_load_start(void)
 	pthread_mutex_unlock(&p_lock);
 	if (stat(path, &sb) < 0 && errno == ENOENT)
 		return;
-	if (delay)
-		load_delay_us = strtol(delay, NULL, 10);
 	atomic_store_explicit(&load_start_time, unix_now(), memory_order_relaxed);
 	atomic_store_explicit(&load_total_bytes, (long long)sb.st_size, memory_order_relaxed);
 	atomic_store_explicit(&load_state, LOAD_RUNNING, memory_order_relaxed);

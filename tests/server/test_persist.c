@@ -363,15 +363,21 @@ static int info_has(redisContext *c, const char *text)
 	return f;
 }
 
-/* Wait for the running BGSAVE to end (bounded); 0 when none runs. */
-static int wait_bgsave(redisContext *c)
+/* Wait (bounded, 60 s) until INFO persistence shows @field:0; 0 then. */
+static int wait_info_zero(redisContext *c, const char *field)
 {
 	for (int i = 0; i < 2400; i++) {
-		if (info_field(c, "rdb_bgsave_in_progress") == 0)
+		if (info_field(c, field) == 0)
 			return 0;
 		usleep(25000);
 	}
 	return -1;
+}
+
+/* Wait for the running BGSAVE to end (bounded); 0 when none runs. */
+static int wait_bgsave(redisContext *c)
+{
+	return wait_info_zero(c, "rdb_bgsave_in_progress");
 }
 
 /* ------------------------------------------------------------- the dump */
@@ -1549,17 +1555,6 @@ static int probe_loading(redisContext *c, const char *what)
 	return st;
 }
 
-/* Wait (bounded, 120 s) until INFO says loading:0. */
-static int wait_loaded(redisContext *c)
-{
-	for (int i = 0; i < 12000; i++) {
-		if (info_field(c, "loading") == 0)
-			return 0;
-		usleep(10000);
-	}
-	return -1;
-}
-
 /* Line numbers of @needle's first occurrence in @path (0 if absent). */
 static int line_of(const char *path, const char *needle)
 {
@@ -1583,10 +1578,10 @@ static int line_of(const char *path, const char *needle)
 /* The "during" phase, on @c while the load runs. */
 static void loading_during(redisContext *c, const char *unixsock, long long dump_size)
 {
-	static const char *const refused[] = {"GET lk:1", "SET a b",	"PING",	 "DBSIZE",
-					      "EXISTS lk:1", "SAVE",	"BGSAVE", "FLUSHALL",
-					      "KEYS *",	     "SCAN 0", "TTL lk:0", "MEMORY USAGE lk:1"};
-	static const char *const allowed[] = {"ECHO hi",   "TIME",	 "CONFIG GET port",
+	static const char *const refused[] = {
+	    "GET lk:1", "SET a b",  "PING",   "DBSIZE", "EXISTS lk:1", "SAVE",
+	    "BGSAVE",	"FLUSHALL", "KEYS *", "SCAN 0", "TTL lk:0",    "MEMORY USAGE lk:1"};
+	static const char *const allowed[] = {"ECHO hi",   "TIME",	    "CONFIG GET port",
 					      "CLIENT ID", "COMMAND COUNT", "LASTSAVE",
 					      "SELECT 0",  "ACL WHOAMI",    "CLIENT GETNAME"};
 	redisContext *u;
@@ -1609,9 +1604,12 @@ static void loading_during(redisContext *c, const char *unixsock, long long dump
 	CHECK(r && r->type == REDIS_REPLY_STRING, "INFO during the load");
 	if (r && r->type == REDIS_REPLY_STRING) {
 		static const char *const order[] = {
-		    "\r\nmodule_fork_last_cow_size:0\r\nloading_start_time:", "\r\nloading_total_bytes:",
-		    "\r\nloading_rdb_used_mem:",	"\r\nloading_loaded_bytes:",
-		    "\r\nloading_loaded_perc:",	"\r\nloading_eta_seconds:"};
+		    "\r\nmodule_fork_last_cow_size:0\r\nloading_start_time:",
+		    "\r\nloading_total_bytes:",
+		    "\r\nloading_rdb_used_mem:",
+		    "\r\nloading_loaded_bytes:",
+		    "\r\nloading_loaded_perc:",
+		    "\r\nloading_eta_seconds:"};
 		const char *at = r->str;
 		long long t, total, used, done;
 
@@ -1754,7 +1752,7 @@ static void test_loading(void)
 		printf("SKIP during-load checks: the load of %ld keys ended before the first "
 		       "probe (set TEST_LOADING_KEYS higher)\n",
 		       load_keys);
-	CHECK(wait_loaded(c) == 0, "the load ends");
+	CHECK(wait_info_zero(c, "loading") == 0, "the load ends");
 	loading_after(c, &s);
 	redisFree(c);
 	CHECK(shutdown_srv(&s, "NOSAVE") == 0, "exits 0");

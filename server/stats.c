@@ -5,7 +5,7 @@
  * Every command and subcommand has a slot (numbered by cmd.c, which also
  * chooses the order INFO lists them in).  Each worker owns a struct wcstats:
  * per slot the calls, the nanoseconds they ran, the rejected calls (refused
- * before running: arity, NOAUTH, OOM, MISCONF), the failed calls (ran and
+ * before running: arity, NOAUTH, LOADING, OOM, MISCONF), the failed calls (ran and
  * replied at least one error) and a latency histogram (lathist.h), allocated
  * on the slot's first timed call; and a table of the error prefixes its
  * clients were sent (ERR, WRONGTYPE, ...), names append-only.

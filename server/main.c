@@ -9,10 +9,18 @@
  * epoll.  Its cron (hz times a second) runs the active expiry cycle and the
  * ops/sec sample after the loop turn, online, never inside a libevent callback.
  *
+ * Start-up: configuration, the table, the listeners and the workers, then the
+ * dump loads on a thread of persist.c while this loop already accepts (as Redis
+ * 7.0: commands that need the data answer -LOADING meanwhile); "Ready to accept
+ * connections" is logged once it is loaded.  The cron's expiry, eviction and
+ * save points wait for the end of the load.
+ *
  * Shutdown (SIGTERM, SIGINT, SHUTDOWN): close the listeners, let every worker
  * flush and close its clients and pass a last quiescent state, join them, free
  * the table (ht_free() waits with rcu_barrier()), rcu_barrier() for anything
- * else queued, free the rest, remove the pid file and exit 0.
+ * else queued, free the rest, remove the pid file and exit 0.  A load still
+ * running is stopped first (after the listeners close) and nothing is saved,
+ * exit 0 as Redis; a failed load asks for the same shutdown and exits 1.
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"

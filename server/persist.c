@@ -23,6 +23,12 @@
  * 7.0 counts: one per key written) minus the sum read at the moment of the
  * last successful snapshot (the `begun` callback of ht_snapshot()).
  *
+ * Loading at start-up runs on a loader thread while the server already
+ * serves (see "loading" below): g_srv.loading is 1 until every key is in the
+ * table, and cmd_dispatch() answers -LOADING meanwhile to the commands Redis
+ * does not flag `loading`, so no write meets the load.  Shutdown during the
+ * load stops it and saves nothing; a bad dump makes it exit 1.
+ *
  * Locking: p_lock protects struct pstate (P) and the save-point list; it is
  * taken for short sections only, never across disk I/O or a table walk (the
  * longest: joining a BGSAVE thread that has already passed its last use of
@@ -33,7 +39,7 @@
  *
  * Tested by tests/server/test_persist.c (round trips through rcukv and
  * redis-server, the sweep test, MSET atomicity, kill -9, corruption, disk
- * full, MISCONF, save points, shutdown saves).
+ * full, MISCONF, save points, shutdown saves, serving while loading).
  */
 #define RCU_FLAVOR_QSBR
 #include "hashtable/ht.h"

@@ -10,7 +10,8 @@ TEST_SCRIPTS += tests/server/test_tls.sh
 # tests/server/test_persist: RDB persistence end to end (issue 8): SAVE/BGSAVE,
 # save points, shutdown saves, round trips through rcukv and redis-server 7,
 # redis-check-rdb, the sweep test, MSET pairs, 50 writers, kill -9, bad dumps,
-# disk full (RLIMIT_FSIZE and a 1 MiB tmpfs), MISCONF.  Ports 7500-7599.
+# disk full (RLIMIT_FSIZE and a 1 MiB tmpfs), MISCONF, serving -LOADING while
+# a 500,000-key dump loads (TEST_LOADING_KEYS).  Ports 7500-7599.
 # TEST_PERSIST_SECONDS (default 1) lengthens each load phase.
 $(B)/tests/server/test_persist.o: CFLAGS += $(call pc,--cflags,hiredis)
 $(B)/tests/server/test_persist: $(B)/tests/server/test_persist.o $(B)/server/rdb.o | $(B)/rcukv-server

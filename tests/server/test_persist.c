@@ -1,8 +1,10 @@
 /*
  * test_persist.c - RDB persistence of rcukv-server end to end (issue 8):
- * SAVE/BGSAVE/LASTSAVE, save points, shutdown saves, loading at start-up,
- * crash safety, disk full and MISCONF, and the point-in-time property of
- * BGSAVE under writers (the sweep test and MSET pairs).
+ * SAVE/BGSAVE/LASTSAVE, save points, shutdown saves, loading at start-up
+ * (served while it runs: -LOADING, INFO loading fields, SIGTERM/SHUTDOWN
+ * during it, a dump bad at its end, stale temp files), crash safety, disk
+ * full and MISCONF, and the point-in-time property of BGSAVE under writers
+ * (the sweep test and MSET pairs).
  *
  * Starts $(B)/rcukv-server (B from the environment, default build/release)
  * on free loopback ports in 7500-7599, each in a scratch directory under
@@ -12,7 +14,11 @@
  *
  * Knobs: TEST_PERSIST_SECONDS (default 1) is the length of each load phase
  * (sweep, MSET pairs, 50 writers); TEST_PERSIST_KEYS (default 20000) the
- * sweep's N.  The test asserts no time: waits are bounded polls.
+ * sweep's N; TEST_LOADING_KEYS (default 500000) the size of the dump that
+ * test_loading writes (with server/rdb.c) and watches the server load: it
+ * probes within milliseconds of the listener opening, and says SKIP (not
+ * FAIL) for the during-load checks if the load ended first.  The test
+ * asserts no time: waits are bounded polls.
  *
  * Closing line: "N passed, M failed"; exit status 1 on any failure.
  */

@@ -226,16 +226,17 @@ static void cmd_hello(struct conn *c, int argc)
 
 static void cmd_shutdown(struct conn *c, int argc)
 {
-	int nosave = 0, save = 0, abort_ = 0;
+	int nosave = 0, save = 0, force = 0, abort_ = 0;
 
 	for (int j = 1; j < argc; j++) {
 		if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "nosave"))
 			nosave = 1;
 		else if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "save"))
 			save = 1;
-		else if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "now") ||
-			 util_strcaseeq(ARGV(c, j), ARGL(c, j), "force"))
-			;
+		else if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "now"))
+			; /* no replicas to wait for */
+		else if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "force"))
+			force = 1;
 		else if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "abort"))
 			abort_ = 1;
 		else {
@@ -252,11 +253,13 @@ static void cmd_shutdown(struct conn *c, int argc)
 		return;
 	}
 	srv_log(LL_WARNING, "User requested shutdown...");
-	/* The save (persist_shutdown()) runs on the main thread once the workers
-	 * have stopped, so that no write lands after it. */
-	persist_set_shutdown_mode(nosave ? -1 : save ? 1 : 0);
-	/* As Redis: the client that asked gets no reply, its connection closes. */
-	c->flags |= CONN_CLOSE_ASAP;
+	/* The save (persist_shutdown()) runs on the main thread with every
+	 * worker paused between commands, so that no write lands after it.  As
+	 * Redis: if the server exits, the client that asked gets no reply (its
+	 * connection closes); if the save fails, it gets an error and the
+	 * server goes on (net.c, worker_answer_shutdown()). */
+	persist_set_shutdown_mode(nosave ? -1 : save ? 1 : 0, force);
+	c->flags |= CONN_SHUTDOWN_WAIT;
 	net_request_shutdown();
 }
 

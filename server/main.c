@@ -88,6 +88,37 @@ static void on_shutdown_req(evutil_socket_t fd, short what, void *arg)
 		event_base_loopbreak(g_srv.base);
 }
 
+/*
+ * SIGTERM, SIGINT or SHUTDOWN.  With a final save to make (save points or
+ * SHUTDOWN SAVE), every worker is paused between commands first, so the dump
+ * holds every write acknowledged before it; only once it is on disk do the
+ * workers stop and the clients close.  If it fails (disk full, ...) and
+ * SHUTDOWN FORCE was not given, the workers go on and so does the server: the
+ * SHUTDOWN callers get Redis's error, as Redis does.  Without a save, or
+ * while loading, the workers stop at once.  Returns 1 to exit (with
+ * *exit_status: 1 after a failed load), 0 to keep serving.
+ */
+static int shutdown_begin(int *exit_status)
+{
+	if (!persist_shutdown_saves()) {
+		net_stop();
+		*exit_status = persist_shutdown() < 0;
+		return 1;
+	}
+	net_pause_workers();
+	if (persist_shutdown() < 0) {
+		srv_log(LL_WARNING,
+			"Errors trying to shut down the server. Check the logs for more information.");
+		got_signal = 0;
+		atomic_store_explicit(&g_srv.shutdown_asap, 0, memory_order_relaxed);
+		net_resume_workers(1);
+		return 0;
+	}
+	net_stop();
+	*exit_status = 0;
+	return 1;
+}
+
 static void make_runid(void)
 {
 	unsigned char r[20];
@@ -297,6 +328,7 @@ int main(int argc, char **argv)
 	 * -LOADING unless flagged CMD_LOADING. */
 	persist_load_start();
 
+serve:
 	while (!got_signal && !atomic_load_explicit(&g_srv.shutdown_asap, memory_order_acquire)) {
 		if (!ready && persist_load_poll()) {
 			/* as Redis, once the data set is served */
@@ -320,10 +352,8 @@ int main(int argc, char **argv)
 		}
 	}
 
-	net_stop();
-	/* save points or SHUTDOWN SAVE: the final snapshot, with every writer
-	 * stopped; a failure leaves the old dump and makes the exit status 1 */
-	exit_status = persist_shutdown() < 0;
+	if (!shutdown_begin(&exit_status))
+		goto serve; /* the final save failed: go on serving, as Redis */
 	srv_log(LL_NOTICE, "Closed all clients; freeing the keyspace");
 	evict_fini();
 	db_fini();

@@ -604,6 +604,77 @@ static void worker_close_all(struct worker *w)
 	}
 }
 
+/*
+ * Pausing every worker, for a shutdown's final save (main.c): the save must
+ * hold every write acknowledged before it, and if it fails the server goes on
+ * as if nothing happened, as Redis does.  The main thread closes the gate and
+ * pokes each worker; a worker parks in on_notify() (between commands, offline,
+ * so grace periods go on) until the gate opens or it is told to stop.
+ */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static _Atomic int gate_closed;
+static int gate_parked; /* gate_lock */
+static int gate_failed; /* gate_lock: the shutdown failed, answer its waiters */
+
+void net_pause_workers(void)
+{
+	pthread_mutex_lock(&gate_lock);
+	atomic_store_explicit(&gate_closed, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&gate_lock);
+	for (int i = 0; i < g_srv.nworkers; i++)
+		notify(g_srv.workers[i].notify_fd);
+	rcu_thread_offline();
+	pthread_mutex_lock(&gate_lock);
+	while (gate_parked < g_srv.nworkers)
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+	rcu_thread_online();
+}
+
+void net_resume_workers(int shutdown_failed)
+{
+	pthread_mutex_lock(&gate_lock);
+	atomic_store_explicit(&gate_closed, 0, memory_order_relaxed);
+	gate_failed = shutdown_failed;
+	pthread_cond_broadcast(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+/* Park until the gate opens or stop is set; returns gate_failed. */
+static int worker_park(struct worker *w)
+{
+	int failed;
+
+	worker_flush_queued(w); /* replies already made leave before the pause */
+	rcu_thread_offline();
+	w->online = 0;
+	pthread_mutex_lock(&gate_lock);
+	gate_parked++;
+	pthread_cond_broadcast(&gate_cond);
+	while (atomic_load_explicit(&gate_closed, memory_order_relaxed) &&
+	       !atomic_load_explicit(&w->stop, memory_order_acquire))
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	gate_parked--;
+	failed = gate_failed;
+	pthread_mutex_unlock(&gate_lock);
+	conn_online(w);
+	return failed;
+}
+
+/* The shutdown was called off: its clients get Redis's error and go on. */
+static void worker_answer_shutdown(struct worker *w)
+{
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->wnext;
+		if (!(c->flags & CONN_SHUTDOWN_WAIT))
+			continue;
+		c->flags &= ~CONN_SHUTDOWN_WAIT;
+		reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
+		conn_run(c, 0); /* what it pipelined after SHUTDOWN, then flush */
+	}
+}
+
 static void on_notify(evutil_socket_t fd, short what, void *arg)
 {
 	struct worker *w = arg;
@@ -613,6 +684,9 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		srv_log(LL_WARNING, "eventfd read failed: %s", strerror(errno));
 	conn_online(w);
+	if (atomic_load_explicit(&gate_closed, memory_order_relaxed) && worker_park(w) &&
+	    !atomic_load_explicit(&w->stop, memory_order_acquire))
+		worker_answer_shutdown(w);
 	if (atomic_load_explicit(&w->stop, memory_order_acquire)) {
 		worker_close_all(w);
 		event_base_loopbreak(w->base);
@@ -1020,6 +1094,10 @@ void net_stop(void)
 		atomic_store_explicit(&w->stop, 1, memory_order_release);
 		notify(w->notify_fd);
 	}
+	/* Workers parked by net_pause_workers() see stop once woken. */
+	pthread_mutex_lock(&gate_lock);
+	pthread_cond_broadcast(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
 	/* The joining thread must not stall grace periods while it waits. */
 	rcu_thread_offline();
 	for (int i = 0; i < g_srv.nworkers; i++) {

@@ -89,6 +89,7 @@ static struct pstate {
 	long long dirty_saved;	  /* dirty_total() at the last saved snapshot */
 	unsigned long long saves; /* rdb_saves */
 	int shutdown_mode;	  /* -1 NOSAVE, 0 as configured, 1 SAVE */
+	int shutdown_force;	  /* SHUTDOWN FORCE: exit even if the save fails */
 } P = {.bg_last_ok = 1, .bg_last_secs = -1};
 
 /* Set by the BGSAVE thread as its last action (release; the cron's acquire
@@ -1020,18 +1021,31 @@ void persist_init(void)
 	signal(SIGXFSZ, SIG_IGN);
 }
 
-void persist_set_shutdown_mode(int mode)
+void persist_set_shutdown_mode(int mode, int force)
 {
 	pthread_mutex_lock(&p_lock);
 	P.shutdown_mode = mode;
+	P.shutdown_force = force;
 	pthread_mutex_unlock(&p_lock);
+}
+
+int persist_shutdown_saves(void)
+{
+	int save;
+
+	if (load_running || persist_loading())
+		return 0;
+	pthread_mutex_lock(&p_lock);
+	save = P.shutdown_mode > 0 || (P.shutdown_mode == 0 && P.npts > 0);
+	pthread_mutex_unlock(&p_lock);
+	return save;
 }
 
 int persist_shutdown(void)
 {
 	long long dirty_at = 0, start = util_mstime();
 	uint64_t nkeys = 0;
-	int mode, save, busy, r = 0;
+	int mode, force, save, busy, r = 0;
 
 	/* A load still running is stopped first.  A data set not wholly loaded
 	 * is never saved (Redis turns SHUTDOWN SAVE into NOSAVE while loading):
@@ -1047,8 +1061,12 @@ int persist_shutdown(void)
 	rcu_thread_offline();
 	pthread_mutex_lock(&p_lock);
 	mode = P.shutdown_mode;
+	force = P.shutdown_force;
 	save = mode > 0 || (mode == 0 && P.npts > 0);
 	busy = P.bg_running;
+	/* as Redis's cancelShutdown(): a later SIGTERM starts from the config */
+	P.shutdown_mode = 0;
+	P.shutdown_force = 0;
 	pthread_mutex_unlock(&p_lock);
 	if (busy) {
 		srv_log(LL_WARNING, "There is a background save in progress. Stopping it!");
@@ -1063,8 +1081,12 @@ int persist_shutdown(void)
 		pthread_mutex_unlock(&p_lock);
 		r = save_now(&dirty_at, &nkeys);
 		save_done(r, dirty_at, 0, start);
-		if (r < 0)
-			srv_log(LL_WARNING, "Error trying to save the DB, can't exit cleanly.");
+		if (r < 0 && force) {
+			srv_log(LL_WARNING, "Error trying to save the DB. Exit anyway.");
+			r = 0;
+		} else if (r < 0) {
+			srv_log(LL_WARNING, "Error trying to save the DB, can't exit.");
+		}
 	}
 	rcu_thread_online();
 	return r;

@@ -500,7 +500,8 @@ int conn_process_input(struct conn *c)
 	    atomic_load_explicit(&g_cfg.client_output_buffer_soft, memory_order_relaxed);
 
 	c->flags &= ~CONN_INPUT_PAUSED;
-	while (c->qpos < c->qlen && !(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))) {
+	while (c->qpos < c->qlen &&
+	       !(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP | CONN_SHUTDOWN_WAIT))) {
 		int r;
 
 		if (c->out.len - c->out.pos > (size_t)soft) {

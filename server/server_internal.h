@@ -173,6 +173,10 @@ struct worker;
  * output passed client-output-buffer-pause; cleared when it runs again. */
 #define CONN_INPUT_PAUSED 0x10
 #define CONN_TLS 0x20
+/* Sent SHUTDOWN: no more of its input runs until the shutdown is decided;
+ * it is closed if the server exits, answered with an error if the final
+ * save failed (net.c, worker_answer_shutdown()). */
+#define CONN_SHUTDOWN_WAIT 0x40
 
 #define PROTO_INLINE_MAX_SIZE (64 * 1024)
 #define PROTO_IOBUF_LEN (16 * 1024)
@@ -304,6 +308,10 @@ int net_listen(void);
 void net_start_workers(void);
 void net_stop(void);
 void net_request_shutdown(void);
+/* Main thread: park every worker between commands (a shutdown's final save),
+ * and let them go on; shutdown_failed: answer the SHUTDOWN callers' waits. */
+void net_pause_workers(void);
+void net_resume_workers(int shutdown_failed);
 void net_wake_main(void); /* any thread: one more turn of the main loop */
 void conn_close(struct conn *c);
 void conn_wake_worker(struct worker *w);
@@ -431,11 +439,16 @@ static inline int persist_loading(void)
 }
 void persist_cron(void); /* main thread */
 void persist_info(char *buf, size_t len);
-/* SHUTDOWN [NOSAVE|SAVE]: -1 never save, 0 save if save points are set, 1 always */
-void persist_set_shutdown_mode(int mode);
-/* Main thread, after net_stop(): stops a running load (no save then, as Redis
- * while loading), or saves as SHUTDOWN/save points say.  0, -errno, or -1
- * after a failed load. */
+/* SHUTDOWN [NOSAVE|SAVE] [FORCE]: mode -1 never save, 0 save if save points
+ * are set, 1 always; force: a failed save does not keep the server up. */
+void persist_set_shutdown_mode(int mode, int force);
+/* Main thread: would persist_shutdown() save?  (Not while loading.) */
+int persist_shutdown_saves(void);
+/* Main thread, with no command running (workers paused or stopped): stops a
+ * running load (no save then, as Redis while loading), or saves as
+ * SHUTDOWN/save points say.  0 (also a failed save under FORCE), -errno
+ * (the save failed: Redis stays up), or -1 after a failed load.  Resets the
+ * SHUTDOWN mode. */
 int persist_shutdown(void);
 /* 1 if write commands (and PING) must answer MISCONF */
 int persist_writes_denied(void);

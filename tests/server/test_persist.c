@@ -286,6 +286,20 @@ static int file_contains(const char *path, const char *needle)
 	return found;
 }
 
+static int file_count(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
 static int file_exists(const char *path)
 {
 	struct stat sb;
@@ -1395,6 +1409,29 @@ static void disk_full_case(struct srv *s, const char *what, long fsize_limit)
 	r = cmd(c, "GET small:1");
 	CHECK(reply_is(r, REDIS_REPLY_STRING, "1"), "%s: reads still served", what);
 	freeReplyObject(r);
+	/* A shutdown whose final save fails does not happen, as Redis: SHUTDOWN
+	 * answers an error and what the client sent after it runs; SIGTERM is
+	 * logged and changes nothing. */
+	r = cmd(c, "SHUTDOWN");
+	CHECK(reply_is(r, REDIS_REPLY_ERROR, "ERR Errors trying to SHUTDOWN. Check logs."),
+	      "%s: SHUTDOWN with a failing save answers Redis's error: %s", what,
+	      r && r->str ? r->str : "?");
+	freeReplyObject(r);
+	r = cmd(c, "GET small:2");
+	CHECK(reply_is(r, REDIS_REPLY_STRING, "2"), "%s: served after the failed SHUTDOWN", what);
+	freeReplyObject(r);
+	kill(s->pid, SIGTERM);
+	for (int i = 0; i < 400 && file_count(s->log, "Errors trying to shut down the server") < 2;
+	     i++)
+		usleep(25000);
+	CHECK(file_count(s->log, "Error trying to save the DB, can't exit.") == 2 &&
+		  file_count(s->log, "Errors trying to shut down the server. Check the logs for "
+				     "more information.") == 2,
+	      "%s: log: the save failed, the server stays (SHUTDOWN, then SIGTERM)", what);
+	r = cmd(c, "GET small:3");
+	CHECK(reply_is(r, REDIS_REPLY_STRING, "3") && kill(s->pid, 0) == 0,
+	      "%s: served after SIGTERM with a failing save", what);
+	freeReplyObject(r);
 	CHECK(cmd_ok(c, "CONFIG SET stop-writes-on-bgsave-error no"), "switch off");
 	CHECK(cmd_ok(c, "SET x 1"), "%s: writes again with stop-writes-on-bgsave-error no", what);
 	CHECK(cmd_ok(c, "CONFIG SET stop-writes-on-bgsave-error yes"), "switch on");
@@ -1416,8 +1453,18 @@ static void disk_full_case(struct srv *s, const char *what, long fsize_limit)
 	freeReplyObject(cmd(c, "BGSAVE"));
 	wait_bgsave(c);
 	CHECK(info_has(c, "rdb_last_bgsave_status:ok\r\n"), "%s: status ok again", what);
+	/* Full again: SHUTDOWN SAVE FORCE exits anyway (status 0, as Redis) and
+	 * leaves the last good dump. */
+	for (int i = 0; i < 300; i++)
+		freeReplyObject(cmd(c, "SET big:%d %08192d", i, i));
+	freeReplyObject(cmd(c, "SHUTDOWN SAVE FORCE"));
 	redisFree(c);
-	CHECK(shutdown_srv(s, "NOSAVE") == 0, "exits 0");
+	n = wait_exit(s);
+	CHECK(n == 0 && file_contains(s->log, "Error trying to save the DB. Exit anyway."),
+	      "%s: SHUTDOWN SAVE FORCE with a failing save exits 0 (%d)", what, n);
+	n = dump_load(dump, &d, err, sizeof(err));
+	CHECK(n == 0 && d.n == 12, "%s: the last good dump is intact (%d, %zu keys)", what, n, d.n);
+	dump_free(&d);
 }
 
 static void test_disk_full(void)

@@ -22,6 +22,7 @@
 # Env:   BENCH_QUICK=1 (200,000 keys, 1 repeat, 2 s load), BENCH_REPEATS=N,
 #        BENCH_KEYS=N, BENCH_PORT=7570 (2 ports from there)
 set -u
+export LC_ALL=C  # read -N counts bytes
 SERVER=${1:-${B:-build/release}/rcukv-server}
 CLI=$(dirname "$SERVER")/rcukv-cli
 PORT0=${BENCH_PORT:-7570}
@@ -80,8 +81,38 @@ info() {  # name field
   redis-cli -p "${PORT[$1]}" info persistence | tr -d '\r' | sed -n "s/^$2://p"
 }
 
-wait_save() {  # name; polls every 50 ms (each poll is a redis-cli process)
-  while [ "$(info "$1" rdb_bgsave_in_progress)" != 0 ]; do sleep 0.05; done
+# While the load runs, the harness starts no process: on 2 cores a freshly
+# exec'd redis-cli or sleep (a few ms of CPU each, 100 a second) took a
+# server thread's CPU for its whole slice and dominated both servers' p99
+# (perf sched: a worker runnable for 4.2 ms behind a redis-cli).  So: naps
+# are reads with a timeout on a pipe nobody writes to, and BGSAVE and the
+# INFO polls go over one connection opened with bash's /dev/tcp.
+exec {NAPFD}<> <(:)
+nap() { read -r -t "$1" -u "$NAPFD" _ 2>/dev/null; }
+CONN=
+conn_open() {  # name
+  [ -n "$CONN" ] && exec {CONN}>&-
+  exec {CONN}<>"/dev/tcp/127.0.0.1/${PORT[$1]}"
+}
+conn_cmd() {  # RESP request -> REPLY (a status line or a bulk string's body)
+  local hdr len
+  printf '%s' "$1" >&"$CONN"
+  IFS= read -r -u "$CONN" hdr
+  hdr=${hdr%$'\r'}
+  case $hdr in
+    \$*) len=${hdr#\$}; IFS= read -r -N $((len + 2)) -u "$CONN" REPLY ;;
+    *) REPLY=$hdr ;;
+  esac
+}
+bgsave_fast() { conn_cmd $'*1\r\n$6\r\nBGSAVE\r\n'; }
+wait_save() {  # name; polls every 10 ms over the open connection
+  local v
+  while :; do
+    conn_cmd $'*2\r\n$4\r\nINFO\r\n$11\r\npersistence\r\n'
+    v=${REPLY#*rdb_bgsave_in_progress:}
+    [ "${v%%$'\r'*}" = 0 ] && return
+    nap 0.01
+  done
 }
 
 # VmRSS in kB of pid plus its children (Redis forks from its main thread), in
@@ -125,10 +156,11 @@ run_one() {  # name rep
     -k "$KEYS" -r "$KEYS" --data-size 32 -q >/dev/null 2>&1
   echo "  $name: $(redis-cli -p "$port" dbsize) keys, RSS $(rss_kb "$pid") kB" >&2
 
+  conn_open "$name"
   # idle BGSAVE
   t0=$EPOCHREALTIME
-  redis-cli -p "$port" bgsave >/dev/null
-  sleep 0.01
+  bgsave_fast
+  nap 0.01
   wait_save "$name"
   t1=$EPOCHREALTIME
   awk -v k="$KEYS" -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f\n", k / (b - a)}' >>"$TMP/$name.save"
@@ -148,15 +180,15 @@ run_one() {  # name rep
     peak=0
     while [ ! -e "$TMP/stop" ]; do
       rss_sample "$pid"; [ "$RSSKB" -gt "$peak" ] && peak=$RSSKB
-      sleep 0.01
+      nap 0.01
     done
     echo "$peak" >"$TMP/peak"
   ) &
   local sampler=$! saves=0
   while kill -0 "$loadpid" 2>/dev/null; do
-    redis-cli -p "$port" bgsave >/dev/null 2>&1
+    bgsave_fast
     saves=$((saves + 1))
-    sleep 0.05
+    nap 0.05
     wait_save "$name"
   done
   wait "$loadpid"
@@ -168,7 +200,8 @@ run_one() {  # name rep
     "$saves BGSAVEs under load, p99 $(json_p99 "$TMP/$name.$rep.json") us, RSS $base -> peak $peak kB" >&2
 
   # a last save, then load it at start-up
-  redis-cli -p "$port" bgsave >/dev/null 2>&1; sleep 0.01; wait_save "$name"
+  bgsave_fast; nap 0.01; wait_save "$name"
+  exec {CONN}>&-; CONN=
   stop "$name"
   start "$name"
   r=$(sed -n 's/.*DB loaded from disk: \([0-9.]*\) seconds.*/\1/p' "$TMP/$name/log" | tail -1)

@@ -82,6 +82,17 @@ void __wrap_cmd_dispatch(struct conn *c)
 	__real_cmd_dispatch(c);
 	n_commands++;
 	n = c->out.len - before;
+	if ((c->flags & CONN_SHUTDOWN_WAIT) && !(flags & CONN_SHUTDOWN_WAIT)) {
+		/* SHUTDOWN waits, silent, for the main thread's decision (main.c,
+		 * shutdown_begin()).  Here it is always "the final save failed":
+		 * the reply worker_answer_shutdown() (net.c) then sends, and the
+		 * connection goes on. */
+		FZ_CHECK(n == 0, "'%s' waits for the shutdown but queued %zu reply bytes", name, n);
+		c->flags &= ~CONN_SHUTDOWN_WAIT;
+		reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
+		n = c->out.len - before;
+		atomic_store(&g_srv.shutdown_asap, 0);
+	}
 	if ((c->flags & CONN_CLOSE_ASAP) && !(flags & CONN_CLOSE_ASAP)) {
 		FZ_CHECK(n == 0, "'%s' closes the connection at once but queued %zu reply bytes", name, n);
 	} else {

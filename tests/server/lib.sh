@@ -27,3 +27,43 @@ wait_up() {
   done
   return 1
 }
+
+# scratch_init NAME: $tmp, a directory removed on exit, and $pids, servers
+# killed (and waited for) on exit.
+scratch_init() {
+  tmp=$(mktemp -d "/tmp/rcukv-$1.XXXXXX")
+  pids=()
+  trap scratch_cleanup EXIT
+}
+scratch_cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+
+# server_up EXT_PORT FIRST [ARGS...]: with EXT_PORT set, test the server
+# already listening there (external=1); else start $SRV with ARGS on the
+# first free port from FIRST, its log in $tmp/server.log (spid, in $pids;
+# external=0).  Sets P; ends the script with its closing line if nothing
+# answers.
+server_up() {
+  local ext=$1 first=$2
+  shift 2
+  if [ -n "$ext" ]; then
+    P=$ext
+    external=1
+  else
+    external=0
+    P=$(free_port "$first")
+    "$SRV" --port "$P" "$@" >"$tmp/server.log" 2>&1 &
+    spid=$!
+    pids+=("$spid")
+  fi
+  if ! wait_up "$P"; then
+    bad "server up on port $P"
+    echo "$pass passed, $fail failed"
+    exit 1
+  fi
+  ok "server up on port $P"
+}

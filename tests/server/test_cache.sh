@@ -31,32 +31,8 @@ SRV=$B/rcukv-server
 TS=$B/tests/server/test_server
 PORT_LAST=7449
 . "$(dirname "$0")/lib.sh"
-tmp=$(mktemp -d /tmp/rcukv-cache.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-
-if [ -n "${CACHE_TEST_PORT:-}" ]; then
-  P=$CACHE_TEST_PORT
-  external=1
-else
-  external=0
-  P=$(free_port 7400)
-  "$SRV" --port "$P" --threads 2 --save "" >"$tmp/server.log" 2>&1 &
-  spid=$!
-  pids+=("$spid")
-fi
-if ! wait_up "$P"; then
-  bad "server up on port $P"
-  echo "$pass passed, $fail failed"
-  exit 1
-fi
-ok "server up on port $P"
+scratch_init cache
+server_up "${CACHE_TEST_PORT:-}" 7400 --threads 2 --save ""
 
 r() { redis-cli -p "$P" "$@" 2>&1; }
 margin() { echo $(($1 + $1 / 10 + 524288)); }

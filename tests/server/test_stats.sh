@@ -31,33 +31,10 @@ B=${B:-build/release}
 SRV=$B/rcukv-server
 PORT_LAST=7648
 . "$(dirname "$0")/lib.sh"
-tmp=$(mktemp -d /tmp/rcukv-stats.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-if [ -n "${STATS_TEST_PORT:-}" ]; then
-  P=$STATS_TEST_PORT
-  external=1
-else
-  external=0
-  P=$(free_port 7600)
-  # FLUSHALL holds every stripe lock: past TSan's deadlock detector (as test_server)
-  TSAN_OPTIONS=${TSAN_OPTIONS:-detect_deadlocks=0} \
-    "$SRV" --port "$P" --threads 2 --save "" --loglevel verbose >"$tmp/server.log" 2>&1 &
-  spid=$!
-  pids+=("$spid")
-fi
-if ! wait_up "$P"; then
-  bad "server up on port $P"
-  echo "$pass passed, $fail failed"
-  exit 1
-fi
-ok "server up on port $P"
+scratch_init stats
+# FLUSHALL holds every stripe lock: past TSan's deadlock detector (as test_server)
+TSAN_OPTIONS=${TSAN_OPTIONS:-detect_deadlocks=0} \
+  server_up "${STATS_TEST_PORT:-}" 7600 --threads 2 --save "" --loglevel verbose
 
 r() { redis-cli -p "$P" "$@" 2>&1; }
 info() { redis-cli -p "$P" info "$@" | tr -d '\r'; }

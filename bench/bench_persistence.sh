@@ -7,19 +7,28 @@
 #   1. start fresh (save points off), fill KEYS keys (key:<n>, 32-byte values)
 #      with rcukv-cli bench, sequential SETs;
 #   2. idle BGSAVE, timed by polling INFO: save keys/s;
-#   3. a GET/SET load at 50% writes with no save (p99_no_save, for
-#      reference), then the same load (rcukv-cli bench, closed loop, 8 clients,
-#      pipeline 1, uniform keys) for LOAD_SECS while BGSAVEs run back to back
-#      the whole time: p99 latency of the load during saves; meanwhile VmRSS
-#      of the server, plus for Redis its fork child, is sampled every ~10 ms:
-#      peak growth over the RSS just before the load;
+#   3. for each load shape below: a GET/SET load at 50% writes (rcukv-cli
+#      bench, closed loop, pipeline 1, uniform keys) for LOAD_SECS with no
+#      save (p99_no_save, for reference), then the same load while BGSAVEs
+#      run back to back the whole time: p99 latency and throughput of the
+#      load during saves; meanwhile VmRSS of the server, plus for Redis its
+#      fork child, is sampled every ~10 ms: peak growth over the RSS just
+#      before the load;
 #   4. restart on the dump: load keys/s from the server's own log line
 #      "DB loaded from disk: X seconds".
+# Load shapes (figures without a suffix are the busy shape's):
+#   busy  50 connections on 2 client threads (-t 2 -c 25), bench_server.sh's
+#         redis-benchmark shape: the servers are the bottleneck, so what a
+#         save costs in CPU shows in the load's latency.
+#   light 8 connections on 1 client thread (-t 1 -c 8), figures suffixed
+#         _light: the client is the bottleneck and both servers idle part of
+#         the time (about 20 % and 35 % of the 2 cores here), which the save
+#         uses, so neither server's p99 moves much.
 # The RSS sum follows the issue: a fork child's VmRSS also counts the pages it
 # still shares with its parent, so Redis's growth includes them.
 #
 # Usage: bench/bench_persistence.sh [path/to/rcukv-server]
-# Env:   BENCH_QUICK=1 (200,000 keys, 1 repeat, 2 s load), BENCH_REPEATS=N,
+# Env:   BENCH_QUICK=1 (200,000 keys, 1 repeat, 2 s loads), BENCH_REPEATS=N,
 #        BENCH_KEYS=N, BENCH_PORT=7570 (2 ports from there)
 set -u
 export LC_ALL=C  # read -N counts bytes
@@ -30,8 +39,10 @@ QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then
   REPEATS=${BENCH_REPEATS:-1}; KEYS=${BENCH_KEYS:-200000}; LOAD_SECS=2
 else
-  REPEATS=${BENCH_REPEATS:-3}; KEYS=${BENCH_KEYS:-2000000}; LOAD_SECS=6
+  REPEATS=${BENCH_REPEATS:-3}; KEYS=${BENCH_KEYS:-2000000}; LOAD_SECS=4
 fi
+SHAPES=(busy light)
+declare -A LOADS=([busy]="-t 2 -c 25" [light]="-t 1 -c 8")
 TMP=$(mktemp -d /tmp/rcukv-bench-persist.XXXXXX)
 PIDS=()
 
@@ -121,9 +132,11 @@ wait_save() {  # name; polls every 10 ms over the open connection
 RSSKB=0
 rss_of() {  # pid -> adds its VmRSS to RSSKB
   local k v _
-  while read -r k v _; do
-    if [ "$k" = VmRSS: ]; then RSSKB=$((RSSKB + v)); break; fi
-  done <"/proc/$1/status" 2>/dev/null
+  {
+    while read -r k v _; do
+      if [ "$k" = VmRSS: ]; then RSSKB=$((RSSKB + v)); break; fi
+    done <"/proc/$1/status"
+  } 2>/dev/null  # a fork child may be gone by now
 }
 rss_kb() {  # pid
   local kids=() c
@@ -144,37 +157,24 @@ rss_sample() {  # pid -> RSSKB (no subshell)
 json_p99() {  # file: the whole run's p99 in microseconds
   sed -n 's/^  "latency_us": {.*"p99": \([0-9.]*\),.*/\1/p' "$1"
 }
+json_ops() {  # file: the whole run's throughput in ops/s
+  sed -n 's/^  "throughput_ops": \([0-9.]*\),.*/\1/p' "$1"
+}
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
 
-run_one() {  # name rep
-  local name=$1 rep=$2 port=${PORT[$1]} t0 t1 base peak r pid loadpid
-  rm -f "$TMP/$name/dump.rdb"
-  start "$name"
-  pid=$SPID
-  "$CLI" -p "$port" bench -t 2 -c 4 -P 64 --ratio 0:1 --key-pattern sequential \
-    -k "$KEYS" -r "$KEYS" --data-size 32 -q >/dev/null 2>&1
-  echo "  $name: $(redis-cli -p "$port" dbsize) keys, RSS $(rss_kb "$pid") kB" >&2
+load_run() {  # name rep shape server-pid
+  local name=$1 rep=$2 shape=$3 pid=$4 port=${PORT[$1]} base peak loadpid
+  local args=(-p "$port" bench ${LOADS[$shape]} -P 1 --ratio 1:1 -k "$KEYS" --data-size 32
+              --duration "$LOAD_SECS" -q)
+  local idle=$TMP/$name.$rep.$shape.idle.json busy=$TMP/$name.$rep.$shape.json
 
-  conn_open "$name"
-  # idle BGSAVE
-  t0=$EPOCHREALTIME
-  bgsave_fast
-  nap 0.01
-  wait_save "$name"
-  t1=$EPOCHREALTIME
-  awk -v k="$KEYS" -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f\n", k / (b - a)}' >>"$TMP/$name.save"
+  "$CLI" "${args[@]}" --json "$idle" >/dev/null 2>&1
+  json_p99 "$idle" >>"$TMP/$name.$shape.p99idle"
 
-  # the same load without a save, for reference
-  "$CLI" -p "$port" bench -t 1 -c 8 -P 1 --ratio 1:1 -k "$KEYS" --data-size 32 \
-    --duration "$LOAD_SECS" --json "$TMP/$name.$rep.idle.json" -q >/dev/null 2>&1
-  echo "$(json_p99 "$TMP/$name.$rep.idle.json")" >>"$TMP/$name.p99idle"
-
-  # load + back-to-back BGSAVEs + RSS sampling
   base=$(rss_kb "$pid")
   rm -f "$TMP/stop"
-  "$CLI" -p "$port" bench -t 1 -c 8 -P 1 --ratio 1:1 -k "$KEYS" --data-size 32 \
-    --duration "$LOAD_SECS" --json "$TMP/$name.$rep.json" -q >/dev/null 2>&1 &
+  "$CLI" "${args[@]}" --json "$busy" >/dev/null 2>&1 &
   loadpid=$!
   (
     peak=0
@@ -194,10 +194,37 @@ run_one() {  # name rep
   wait "$loadpid"
   touch "$TMP/stop"; wait "$sampler"
   peak=$(cat "$TMP/peak")
-  echo "$(json_p99 "$TMP/$name.$rep.json")" >>"$TMP/$name.p99"
-  awk -v p="$peak" -v b="$base" 'BEGIN{printf "%.4f\n", (p - b) / b}' >>"$TMP/$name.rss"
-  echo "  $name: p99 $(json_p99 "$TMP/$name.$rep.idle.json") us without a save;" \
-    "$saves BGSAVEs under load, p99 $(json_p99 "$TMP/$name.$rep.json") us, RSS $base -> peak $peak kB" >&2
+  json_p99 "$busy" >>"$TMP/$name.$shape.p99"
+  json_ops "$busy" >>"$TMP/$name.$shape.ops"
+  awk -v p="$peak" -v b="$base" 'BEGIN{printf "%.4f\n", (p - b) / b}' >>"$TMP/$name.$shape.rss"
+  printf '  %s %-5s p99 %5s us, %6.0f ops/s without a save; %d BGSAVEs: p99 %5s us, %6.0f ops/s, RSS %s -> peak %s kB\n' \
+    "$name" "$shape" "$(json_p99 "$idle")" "$(json_ops "$idle")" "$saves" \
+    "$(json_p99 "$busy")" "$(json_ops "$busy")" "$base" "$peak" >&2
+}
+
+run_one() {  # name rep
+  local name=$1 rep=$2 port=${PORT[$1]} t0 t1 r pid shape
+  rm -f "$TMP/$name/dump.rdb"
+  start "$name"
+  pid=$SPID
+  "$CLI" -p "$port" bench -t 2 -c 4 -P 64 --ratio 0:1 --key-pattern sequential \
+    -k "$KEYS" -r "$KEYS" --data-size 32 -q >/dev/null 2>&1
+  echo "  $name: $(redis-cli -p "$port" dbsize) keys, RSS $(rss_kb "$pid") kB" >&2
+
+  conn_open "$name"
+  # idle BGSAVE
+  t0=$EPOCHREALTIME
+  bgsave_fast
+  nap 0.01
+  wait_save "$name"
+  t1=$EPOCHREALTIME
+  awk -v k="$KEYS" -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f\n", k / (b - a)}' >>"$TMP/$name.save"
+
+  # Each load shape: the load alone (reference), then the same load while
+  # BGSAVEs run back to back, sampling RSS (see SHAPES at the top).
+  for shape in "${SHAPES[@]}"; do
+    load_run "$name" "$rep" "$shape" "$pid"
+  done
 
   # a last save, then load it at start-up
   bgsave_fast; nap 0.01; wait_save "$name"
@@ -216,24 +243,32 @@ for rep in $(seq 1 "$REPEATS"); do
   done
 done
 
-declare -A P99 P99IDLE RSS SAVE LOAD
+ratio() {  # name a b higher|lower
+  awk -v n="$1" -v a="$2" -v b="$3" -v w="$4" \
+    'BEGIN{if (a != "" && b > 0) printf "RATIO persistence.%s %.3f %s\n", n, a / b, w}'
+}
+declare -A V
 for name in rcukv redis; do
-  P99[$name]=$(median <"$TMP/$name.p99")
-  P99IDLE[$name]=$(median <"$TMP/$name.p99idle")
-  RSS[$name]=$(median <"$TMP/$name.rss")
-  SAVE[$name]=$(median <"$TMP/$name.save")
-  LOAD[$name]=$(median <"$TMP/$name.load")
-  echo "BENCH persistence.p99_no_save.$name ${P99IDLE[$name]} us"
-  echo "BENCH persistence.p99_during_save.$name ${P99[$name]} us"
-  echo "BENCH persistence.peak_rss_growth.$name ${RSS[$name]} fraction"
-  echo "BENCH persistence.save.$name ${SAVE[$name]} keys/s"
-  echo "BENCH persistence.load.$name ${LOAD[$name]} keys/s"
+  for shape in "${SHAPES[@]}"; do
+    sfx=; [ "$shape" = busy ] || sfx=_$shape
+    for f in p99idle p99 ops rss; do
+      V[$name.$shape.$f]=$(median <"$TMP/$name.$shape.$f")
+    done
+    echo "BENCH persistence.p99_no_save$sfx.$name ${V[$name.$shape.p99idle]} us"
+    echo "BENCH persistence.p99_during_save$sfx.$name ${V[$name.$shape.p99]} us"
+    echo "BENCH persistence.ops_during_save$sfx.$name ${V[$name.$shape.ops]} ops/s"
+    echo "BENCH persistence.peak_rss_growth$sfx.$name ${V[$name.$shape.rss]} fraction"
+  done
+  V[$name.save]=$(median <"$TMP/$name.save")
+  V[$name.load]=$(median <"$TMP/$name.load")
+  echo "BENCH persistence.save.$name ${V[$name.save]} keys/s"
+  echo "BENCH persistence.load.$name ${V[$name.load]} keys/s"
 done
-awk -v a="${P99[rcukv]}" -v b="${P99[redis]}" \
-  'BEGIN{if (b > 0) printf "RATIO persistence.p99_during_save %.3f lower\n", a / b}'
-awk -v a="${RSS[rcukv]}" -v b="${RSS[redis]}" \
-  'BEGIN{if (b > 0) printf "RATIO persistence.peak_rss_growth %.3f lower\n", a / b}'
-awk -v a="${SAVE[rcukv]}" -v b="${SAVE[redis]}" \
-  'BEGIN{if (b > 0) printf "RATIO persistence.save %.3f higher\n", a / b}'
-awk -v a="${LOAD[rcukv]}" -v b="${LOAD[redis]}" \
-  'BEGIN{if (b > 0) printf "RATIO persistence.load %.3f higher\n", a / b}'
+for shape in "${SHAPES[@]}"; do
+  sfx=; [ "$shape" = busy ] || sfx=_$shape
+  ratio "p99_during_save$sfx" "${V[rcukv.$shape.p99]}" "${V[redis.$shape.p99]}" lower
+  ratio "p99_no_save$sfx" "${V[rcukv.$shape.p99idle]}" "${V[redis.$shape.p99idle]}" lower
+  ratio "peak_rss_growth$sfx" "${V[rcukv.$shape.rss]}" "${V[redis.$shape.rss]}" lower
+done
+ratio save "${V[rcukv.save]}" "${V[redis.save]}" higher
+ratio load "${V[rcukv.load]}" "${V[redis.load]}" higher

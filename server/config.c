@@ -74,6 +74,7 @@ static const struct cfg_opt opts[] = {
     OPT("unixsocket", T_STR, 0, &unixsocket_str, 0, 0, NULL),
     OPT("unixsocketperm", T_OCTAL, 0, &g_cfg.unixsocketperm, 0, 0777, NULL),
     OPT("threads", T_INT, 0, &threads_cfg, 0, 256, NULL),
+    OPT("worker-cpu-affinity", T_BOOL, 0, &g_cfg.worker_cpu_affinity, 0, 1, NULL),
     OPT("maxclients", T_INT, 1, &g_cfg.maxclients, 1, 4294967295LL, NULL),
     OPT("timeout", T_INT, 1, &g_cfg.timeout, 0, INT_MAX, NULL),
     OPT("tcp-keepalive", T_INT, 1, &g_cfg.tcp_keepalive, 0, INT_MAX, NULL),
@@ -205,6 +206,7 @@ void cfg_defaults(void)
 	g_cfg.unixsocket = NULL;
 	g_cfg.unixsocketperm = 0;
 	threads_cfg = 0;
+	atomic_store(&g_cfg.worker_cpu_affinity, 1);
 	atomic_store(&g_cfg.maxclients, 10000);
 	atomic_store(&g_cfg.timeout, 0);
 	atomic_store(&g_cfg.tcp_keepalive, 300);

@@ -86,6 +86,7 @@ struct cfg {
 	char *unixsocket;
 	unsigned int unixsocketperm;
 	int threads;
+	_Atomic long long worker_cpu_affinity; /* pin worker i to the i-th allowed CPU */
 	_Atomic long long maxclients;
 	_Atomic long long timeout;	 /* seconds, 0 = never */
 	_Atomic long long tcp_keepalive; /* seconds, 0 = off */

@@ -25,7 +25,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <fnmatch.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -1448,6 +1450,105 @@ static void test_bad_config(void)
 	unlink(log);
 }
 
+/*
+ * Threads of @pid allowed on exactly one CPU: their count, and a bit per
+ * such CPU in *cpus (CPUs 0..63).  From /proc/<pid>/task/<tid>/status.
+ */
+static int single_cpu_threads(pid_t pid, unsigned long long *cpus)
+{
+	char path[64], line[256];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	*cpus = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char *end;
+			long c;
+
+			if (strncmp(line, "Cpus_allowed_list:", 18))
+				continue;
+			c = strtol(line + 18, &end, 10);
+			if (end != line + 18 && *end == '\n') {
+				n++;
+				if (c >= 0 && c < 64)
+					*cpus |= 1ULL << c;
+			}
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* worker-cpu-affinity: yes (default) pins each worker to its own CPU when
+ * there are CPUs enough, no pins nothing; CONFIG GET shows it. */
+static void test_worker_affinity(void)
+{
+	static const char *const modes[] = {NULL, "yes", "no"};
+	cpu_set_t allowed;
+	int ncpu = 0;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+		ncpu = CPU_COUNT(&allowed);
+	for (int m = 0; m < 3; m++) {
+		int p = free_port(7260), save = port, n;
+		int pinned = !modes[m] || !strcmp(modes[m], "yes");
+		char ps[16], log[64], want[64];
+		unsigned long long cpus;
+		const char *args[] = {server_path, "--port", ps, "--threads", "2",
+				      modes[m] ? "--worker-cpu-affinity" : NULL, modes[m], NULL};
+		pid_t pid;
+
+		snprintf(ps, sizeof(ps), "%d", p);
+		snprintf(log, sizeof(log), "/tmp/rcukv-test-affinity-%d.log", p);
+		pid = spawn(args, log);
+		if (wait_up(p, pid) < 0) {
+			CHECK(0, "worker-cpu-affinity %s: server did not start", modes[m]);
+			wait_exit(pid, 100);
+			continue;
+		}
+		port = p;
+		{
+			struct cl *c = cl_new();
+
+			snprintf(want, sizeof(want), "*2\r\n$19\r\nworker-cpu-affinity\r\n$%d\r\n%s\r\n",
+				 pinned ? 3 : 2, pinned ? "yes" : "no");
+			expect(c, want, "CONFIG GET worker-cpu-affinity");
+			cl_free(c);
+		}
+		n = single_cpu_threads(pid, &cpus);
+		if (ncpu < 2) {
+			/* one CPU: every thread runs on it anyway */
+			printf("skip: worker-cpu-affinity needs 2 CPUs, %d usable\n", ncpu);
+		} else if (pinned) {
+			CHECK(n == 2 && __builtin_popcountll(cpus) == 2,
+			      "worker-cpu-affinity %s: %d threads on one CPU (want the 2 workers, on 2 "
+			      "CPUs: mask %llx)",
+			      modes[m] ? modes[m] : "default", n, cpus);
+		} else {
+			CHECK(n == 0, "worker-cpu-affinity no: %d threads pinned", n);
+		}
+		kill(pid, SIGTERM);
+		CHECK(wait_exit(pid, 10000) == 0, "worker-cpu-affinity: exit status");
+		unlink(log);
+		port = save;
+	}
+}
+
 /* SIGTERM with clients connected (one mid-command): exit 0, clients see EOF. */
 static void test_graceful(int how_sigterm)
 {
@@ -1619,6 +1720,7 @@ int main(int argc, char **argv)
 		}
 		if (!record) {
 			test_bad_config();
+			test_worker_affinity();
 			test_graceful(1);
 			test_graceful(0);
 		}

@@ -1528,6 +1528,11 @@ static void test_worker_affinity(void)
 			snprintf(want, sizeof(want), "*2\r\n$19\r\nworker-cpu-affinity\r\n$%d\r\n%s\r\n",
 				 pinned ? 3 : 2, pinned ? "yes" : "no");
 			expect(c, want, "CONFIG GET worker-cpu-affinity");
+			if (m == 0)
+				expect(c,
+				       "-ERR CONFIG SET failed (possibly related to argument "
+				       "'worker-cpu-affinity') - can't set immutable config\r\n",
+				       "CONFIG SET worker-cpu-affinity no");
 			cl_free(c);
 		}
 		n = single_cpu_threads(pid, &cpus);

@@ -61,6 +61,47 @@ void srv_log_raw(int level, const char *msg)
 	}
 }
 
+/* Decimal digits of @v at the end of buf[0..len), return where they start. */
+static char *fmt_ull(char *buf, size_t len, unsigned long long v)
+{
+	char *p = buf + len;
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && p > buf);
+	return p;
+}
+
+void srv_log_from_handler(const char *msg)
+{
+	char line[256], num[24], *d;
+	size_t n = 0, k;
+
+	/* Only async-signal-safe calls: getpid, time, write. */
+	d = fmt_ull(num, sizeof(num), (unsigned long long)getpid());
+	k = (size_t)(num + sizeof(num) - d);
+	memcpy(line + n, d, k);
+	n += k;
+	memcpy(line + n, ":signal-handler (", 17);
+	n += 17;
+	d = fmt_ull(num, sizeof(num), (unsigned long long)time(NULL));
+	k = (size_t)(num + sizeof(num) - d);
+	memcpy(line + n, d, k);
+	n += k;
+	line[n++] = ')';
+	line[n++] = ' ';
+	k = strlen(msg);
+	if (k > sizeof(line) - n - 1)
+		k = sizeof(line) - n - 1;
+	memcpy(line + n, msg, k);
+	n += k;
+	line[n++] = '\n';
+	if (write(log_fd, line, n) < 0) {
+		/* nowhere left to report it */
+	}
+}
+
 void srv_log(int level, const char *fmt, ...)
 {
 	char msg[1024];

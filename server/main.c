@@ -89,6 +89,23 @@ static void on_shutdown_req(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
+ * A second SIGINT while a signal's shutdown is under way (the final save can
+ * take long): "the user really wants out", as Redis 7.0 reads it.  Log "You
+ * insist... exiting now.", remove the final save's temp file (the previous
+ * dump stays), exit 1 at once.  A real handler, not libevent's: the main
+ * thread is busy in shutdown_begin(), not in its event loop.
+ */
+static char insist_tmp[PATH_MAX + 64];
+
+static void on_sigint_insist(int sig)
+{
+	(void)sig;
+	srv_log_from_handler("You insist... exiting now.");
+	unlink(insist_tmp);
+	_exit(1);
+}
+
+/*
  * SIGTERM, SIGINT or SHUTDOWN.  With a final save to make (save points or
  * SHUTDOWN SAVE), every worker is paused between commands first, so the dump
  * holds every write acknowledged before it; only once it is on disk do the
@@ -100,6 +117,14 @@ static void on_shutdown_req(evutil_socket_t fd, short what, void *arg)
  */
 static int shutdown_begin(int *exit_status)
 {
+	struct sigaction insist = {.sa_handler = on_sigint_insist}, libevent_sa;
+	int by_signal = got_signal != 0;
+
+	if (by_signal) {
+		persist_temp_path(insist_tmp, sizeof(insist_tmp));
+		sigemptyset(&insist.sa_mask);
+		sigaction(SIGINT, &insist, &libevent_sa);
+	}
 	if (!persist_shutdown_saves()) {
 		net_stop();
 		*exit_status = persist_shutdown() < 0;
@@ -111,6 +136,8 @@ static int shutdown_begin(int *exit_status)
 			"Errors trying to shut down the server. Check the logs for more information.");
 		got_signal = 0;
 		atomic_store_explicit(&g_srv.shutdown_asap, 0, memory_order_relaxed);
+		if (by_signal) /* a SIGINT is a first one again */
+			sigaction(SIGINT, &libevent_sa, NULL);
 		net_resume_workers(1);
 		return 0;
 	}

@@ -395,6 +395,18 @@ static int fsync_dir(const char *dir)
  * read-side needs).  Blocks for the whole save.
  * Return: 0 (with *dirty_at and *nkeys filled) or -errno; logged either way.
  */
+static void temp_path_in(const char *dir, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/temp-%d.rdb", dir, (int)getpid());
+}
+
+void persist_temp_path(char *buf, size_t len)
+{
+	pthread_mutex_lock(&p_lock);
+	temp_path_in(P.dir, buf, len);
+	pthread_mutex_unlock(&p_lock);
+}
+
 static int save_now(long long *dirty_at, uint64_t *nkeys)
 {
 	char dir[PATH_MAX], final[PATH_MAX + 256], tmp[PATH_MAX + 64];
@@ -406,7 +418,7 @@ static int save_now(long long *dirty_at, uint64_t *nkeys)
 	snprintf(dir, sizeof(dir), "%s", P.dir);
 	snprintf(final, sizeof(final), "%s/%s", P.dir, P.dbfilename);
 	pthread_mutex_unlock(&p_lock);
-	snprintf(tmp, sizeof(tmp), "%s/temp-%d.rdb", dir, (int)getpid());
+	temp_path_in(dir, tmp, sizeof(tmp));
 	o.compress = atomic_load_explicit(&g_cfg.rdbcompression, memory_order_relaxed);
 	o.checksum = atomic_load_explicit(&g_cfg.rdbchecksum, memory_order_relaxed);
 	o.used_mem = (int64_t)db_entry_bytes();

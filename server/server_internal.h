@@ -73,6 +73,9 @@ enum { LL_DEBUG = 0, LL_VERBOSE, LL_NOTICE, LL_WARNING, LL_NOTHING };
 void srv_log_init(const char *file, int verbosity, char role);
 __attribute__((format(printf, 2, 3))) void srv_log(int level, const char *fmt, ...);
 void srv_log_raw(int level, const char *msg);
+/* From a signal handler (async-signal-safe): "<pid>:signal-handler (<unix
+ * time>) <msg>", Redis's format, whatever the log level. */
+void srv_log_from_handler(const char *msg);
 
 /* --------------------------------------------------------------- config */
 
@@ -451,6 +454,8 @@ int persist_shutdown_saves(void);
  * (the save failed: Redis stays up), or -1 after a failed load.  Resets the
  * SHUTDOWN mode. */
 int persist_shutdown(void);
+/* The path a save started now would write first ("<dir>/temp-<pid>.rdb"). */
+void persist_temp_path(char *buf, size_t len);
 /* 1 if write commands (and PING) must answer MISCONF */
 int persist_writes_denied(void);
 void persist_cmd_save(struct conn *c, int argc);

@@ -1432,6 +1432,18 @@ static void disk_full_case(struct srv *s, const char *what, long fsize_limit)
 	CHECK(reply_is(r, REDIS_REPLY_STRING, "3") && kill(s->pid, 0) == 0,
 	      "%s: served after SIGTERM with a failing save", what);
 	freeReplyObject(r);
+	/* The failed shutdown is over: a SIGINT now is a first one again (not
+	 * "You insist..."), so it too only fails to save. */
+	kill(s->pid, SIGINT);
+	for (int i = 0; i < 400 && file_count(s->log, "Errors trying to shut down the server") < 3;
+	     i++)
+		usleep(25000);
+	r = cmd(c, "GET small:4");
+	CHECK(reply_is(r, REDIS_REPLY_STRING, "4") && kill(s->pid, 0) == 0 &&
+		  file_count(s->log, "Errors trying to shut down the server") == 3 &&
+		  !file_contains(s->log, "You insist"),
+	      "%s: a SIGINT after the failed shutdowns is a first one: served", what);
+	freeReplyObject(r);
 	CHECK(cmd_ok(c, "CONFIG SET stop-writes-on-bgsave-error no"), "switch off");
 	CHECK(cmd_ok(c, "SET x 1"), "%s: writes again with stop-writes-on-bgsave-error no", what);
 	CHECK(cmd_ok(c, "CONFIG SET stop-writes-on-bgsave-error yes"), "switch on");
@@ -1465,6 +1477,64 @@ static void disk_full_case(struct srv *s, const char *what, long fsize_limit)
 	n = dump_load(dump, &d, err, sizeof(err));
 	CHECK(n == 0 && d.n == 12, "%s: the last good dump is intact (%d, %zu keys)", what, n, d.n);
 	dump_free(&d);
+}
+
+/*
+ * A second SIGINT while the final save of a signal's shutdown runs: exit 1 at
+ * once, "You insist... exiting now.", the temp file removed, the previous
+ * dump intact (Redis 7.0's sigShutdownHandler).  The save is held in open(2)
+ * by a FIFO in the temp file's place, so the second signal always finds it
+ * running.  Checked against redis-server too when it is installed.
+ */
+static void insist_case(const char *bin, int redis)
+{
+	const char *const extra[] = {"--save", "3600 1", NULL};
+	const char *name = redis ? "redis-server" : "rcukv";
+	char dump[400], temp[400], err[256];
+	struct dump d;
+	redisContext *c;
+	struct srv s;
+	int rc;
+
+	make_dir(&s, redis ? "insist-redis" : "insist");
+	snprintf(dump, sizeof(dump), "%s/dump.rdb", s.dir);
+	if (start_bin(&s, bin, redis, 0, extra) < 0 || !(c = connect_port(s.port))) {
+		CHECK(0, "%s: server starts", name);
+		return;
+	}
+	CHECK(cmd_ok(c, "SET old 1") && cmd_ok(c, "SAVE") && cmd_ok(c, "SET new 2"),
+	      "%s: old dump saved, then a change", name);
+	redisFree(c);
+	snprintf(temp, sizeof(temp), "%s/temp-%d.rdb", s.dir, (int)s.pid);
+	CHECK(mkfifo(temp, 0644) == 0, "%s: mkfifo %s: %s", name, temp, strerror(errno));
+	kill(s.pid, SIGINT);
+	for (int i = 0; i < 400 && !file_contains(s.log, "Saving the final RDB snapshot"); i++)
+		usleep(25000);
+	usleep(100 * 1000); /* into open(2) of the FIFO */
+	CHECK(file_contains(s.log, "Saving the final RDB snapshot") &&
+		  waitpid(s.pid, NULL, WNOHANG) == 0,
+	      "%s: first SIGINT: the final save runs (held by the FIFO)", name);
+	kill(s.pid, SIGINT);
+	rc = wait_exit(&s);
+	CHECK(rc == 1, "%s: second SIGINT: exit status %d, want 1", name, rc);
+	CHECK(file_contains(s.log, ":signal-handler (") &&
+		  file_contains(s.log, ") You insist... exiting now."),
+	      "%s: log: You insist... exiting now.", name);
+	CHECK(!file_exists(temp), "%s: the temp file is removed", name);
+	unlink(temp);
+	rc = dump_load(dump, &d, err, sizeof(err));
+	CHECK(rc == 0 && d.n == 1 && dump_find(&d, "old", 3), "%s: the old dump is intact (%d, %zu)",
+	      name, rc, d.n);
+	dump_free(&d);
+}
+
+static void test_insist(void)
+{
+	insist_case(server_bin, 0);
+	if (access("/usr/bin/redis-server", X_OK) == 0)
+		insist_case("/usr/bin/redis-server", 1);
+	else
+		printf("skip: redis-server not installed (second SIGINT on Redis)\n");
 }
 
 static void test_disk_full(void)
@@ -1938,6 +2008,7 @@ int main(int argc, char **argv)
 	RUN(test_writers);
 	RUN(test_kill9);
 	RUN(test_disk_full);
+	RUN(test_insist);
 	RUN(test_loading);
 	rm_rf(base_dir);
 	for (int i = 0; i < REF_N; i++) {

@@ -265,6 +265,25 @@ static void cmd_shutdown(struct conn *c, int argc)
 
 /* ---------------------------------------------------------------- CLIENT */
 
+/* tot-mem of CLIENT LIST: the unparsed query bytes, the unsent reply bytes
+ * and the connection itself (as the figures CLIENT LIST prints). */
+static size_t client_mem(struct conn *x)
+{
+	return atomic_load_explicit(&x->qbuf_used, memory_order_relaxed) +
+	       atomic_load_explicit(&x->obuf_used, memory_order_relaxed) + sizeof(*x);
+}
+
+size_t client_mem_total(void)
+{
+	size_t sum = 0;
+
+	pthread_mutex_lock(&g_clients_lock);
+	for (struct conn *x = g_clients; x; x = x->gnext)
+		sum += client_mem(x);
+	pthread_mutex_unlock(&g_clients_lock);
+	return sum;
+}
+
 /* One CLIENT LIST line for x, '\n'-terminated, in a new buffer of *lenp bytes
  * (names have no length limit: measured first, then formatted).  The caller
  * frees it.  g_clients_lock held. */

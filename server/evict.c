@@ -102,7 +102,8 @@ static _Atomic unsigned long long evicted_keys, evicted_base;
 static _Atomic unsigned long long exceeded_total_ms;
 static _Atomic long long exceeded_since_pub; /* copy of exceeded_since_ms for INFO */
 static _Atomic int lfu_mode;		     /* the table's words are LFU words */
-static size_t startup_mem;		     /* allocated after start-up (MEMORY STATS) */
+static size_t startup_mem; /* allocated once started: evict_startup_done(), main thread, before
+			    * any client; read-only after */
 
 /* ------------------------------------------------------------ memory */
 
@@ -278,6 +279,11 @@ void evict_init(void)
 {
 	evict_rcu_limit_set();
 	evict_config_changed();
+	startup_mem = evict_mem_allocated();
+}
+
+void evict_startup_done(void)
+{
 	startup_mem = evict_mem_allocated();
 }
 
@@ -738,7 +744,7 @@ static void memory_usage(struct conn *c, int argc)
 
 static void allocator_figures(size_t *allocated, size_t *active, size_t *resident)
 {
-	*allocated = evict_mem_allocated();
+	*allocated = evict_mem_allocated(); /* also refreshes jemalloc's "epoch" */
 	*active = *resident = *allocated;
 #if defined(SRV_JEMALLOC) && SRV_JEMALLOC
 	{
@@ -751,29 +757,66 @@ static void allocator_figures(size_t *allocated, size_t *active, size_t *residen
 #endif
 }
 
+static double ratio(size_t a, size_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+/*
+ * One snapshot of the figures, with Redis 7.0's formulas
+ * (getMemoryOverheadData()): the dataset is what the table's entries take
+ * (db_entry_bytes()), the overhead everything else; percentages of the peak
+ * and of the memory used since start-up (at least 1 byte, as Redis); the
+ * allocator's fragmentation = active / allocated, its RSS share = resident /
+ * active, the process's RSS overhead = RSS / resident, and the whole
+ * fragmentation = RSS / used.  Without jemalloc, active = resident = used.
+ */
+void evict_mem_figures(struct mem_figures *m)
+{
+	size_t net;
+
+	allocator_figures(&m->allocated, &m->active, &m->resident);
+	m->used = m->allocated;
+	m->rss = info_rss();
+	m->peak = info_mem_peak(m->used);
+	m->startup = startup_mem;
+	m->dataset = db_entry_bytes();
+	m->overhead = m->used > m->dataset ? m->used - m->dataset : 0;
+	m->clients_normal = client_mem_total();
+	net = m->used > m->startup ? m->used - m->startup : 1;
+	m->dataset_perc = 100.0 * (double)m->dataset / (double)net;
+	m->peak_perc = 100.0 * ratio(m->used, m->peak);
+	m->alloc_frag = ratio(m->active, m->allocated);
+	m->alloc_frag_bytes = (long long)m->active - (long long)m->allocated;
+	m->alloc_rss = ratio(m->resident, m->active);
+	m->alloc_rss_bytes = (long long)m->resident - (long long)m->active;
+	m->rss_overhead = ratio(m->rss, m->resident);
+	m->rss_overhead_bytes = (long long)m->rss - (long long)m->resident;
+	m->frag = ratio(m->rss, m->used);
+	m->frag_bytes = (long long)m->rss - (long long)m->used;
+}
+
 static void memory_stats(struct conn *c)
 {
-	size_t alloc, active, resident, rss = info_rss();
-	size_t used = evict_mem_allocated(), peak = info_mem_peak(used);
-	size_t startup = startup_mem, keys = (size_t)db_size();
-	size_t dataset = db_entry_bytes(), buckets = db_buckets() * sizeof(void *);
-	size_t overhead = used > dataset ? used - dataset : 0;
-	size_t net = used > startup ? used - startup : 0;
+	struct mem_figures m;
+	size_t keys = (size_t)db_size(), buckets = db_buckets() * sizeof(void *);
+	size_t net;
 
-	allocator_figures(&alloc, &active, &resident);
+	evict_mem_figures(&m);
+	net = m.used > m.startup ? m.used - m.startup : 0;
 	reply_map(c, 28);
 	reply_bulk_str(c, "peak.allocated");
-	reply_int(c, (long long)peak);
+	reply_int(c, (long long)m.peak);
 	reply_bulk_str(c, "total.allocated");
-	reply_int(c, (long long)used);
+	reply_int(c, (long long)m.used);
 	reply_bulk_str(c, "startup.allocated");
-	reply_int(c, (long long)startup);
+	reply_int(c, (long long)m.startup);
 	reply_bulk_str(c, "replication.backlog");
 	reply_int(c, 0);
 	reply_bulk_str(c, "clients.slaves");
 	reply_int(c, 0);
 	reply_bulk_str(c, "clients.normal");
-	reply_int(c, 0);
+	reply_int(c, (long long)m.clients_normal);
 	reply_bulk_str(c, "cluster.links");
 	reply_int(c, 0);
 	reply_bulk_str(c, "aof.buffer");
@@ -791,39 +834,39 @@ static void memory_stats(struct conn *c)
 	reply_bulk_str(c, "overhead.hashtable.slot-to-keys");
 	reply_int(c, 0);
 	reply_bulk_str(c, "overhead.total");
-	reply_int(c, (long long)overhead);
+	reply_int(c, (long long)m.overhead);
 	reply_bulk_str(c, "keys.count");
 	reply_int(c, (long long)keys);
 	reply_bulk_str(c, "keys.bytes-per-key");
 	reply_int(c, keys ? (long long)(net / keys) : 0);
 	reply_bulk_str(c, "dataset.bytes");
-	reply_int(c, (long long)dataset);
+	reply_int(c, (long long)m.dataset);
 	reply_bulk_str(c, "dataset.percentage");
-	reply_double(c, net ? 100.0 * (double)dataset / (double)net : 0.0);
+	reply_double(c, m.dataset_perc);
 	reply_bulk_str(c, "peak.percentage");
-	reply_double(c, peak ? 100.0 * (double)used / (double)peak : 0.0);
+	reply_double(c, m.peak_perc);
 	reply_bulk_str(c, "allocator.allocated");
-	reply_int(c, (long long)alloc);
+	reply_int(c, (long long)m.allocated);
 	reply_bulk_str(c, "allocator.active");
-	reply_int(c, (long long)active);
+	reply_int(c, (long long)m.active);
 	reply_bulk_str(c, "allocator.resident");
-	reply_int(c, (long long)resident);
+	reply_int(c, (long long)m.resident);
 	reply_bulk_str(c, "allocator-fragmentation.ratio");
-	reply_double(c, alloc ? (double)active / (double)alloc : 0.0);
+	reply_double(c, m.alloc_frag);
 	reply_bulk_str(c, "allocator-fragmentation.bytes");
-	reply_int(c, (long long)active - (long long)alloc);
+	reply_int(c, m.alloc_frag_bytes);
 	reply_bulk_str(c, "allocator-rss.ratio");
-	reply_double(c, active ? (double)resident / (double)active : 0.0);
+	reply_double(c, m.alloc_rss);
 	reply_bulk_str(c, "allocator-rss.bytes");
-	reply_int(c, (long long)resident - (long long)active);
+	reply_int(c, m.alloc_rss_bytes);
 	reply_bulk_str(c, "rss-overhead.ratio");
-	reply_double(c, resident ? (double)rss / (double)resident : 0.0);
+	reply_double(c, m.rss_overhead);
 	reply_bulk_str(c, "rss-overhead.bytes");
-	reply_int(c, (long long)rss - (long long)resident);
+	reply_int(c, m.rss_overhead_bytes);
 	reply_bulk_str(c, "fragmentation");
-	reply_double(c, used ? (double)rss / (double)used : 0.0);
+	reply_double(c, m.frag);
 	reply_bulk_str(c, "fragmentation.bytes");
-	reply_int(c, (long long)rss - (long long)used);
+	reply_int(c, m.frag_bytes);
 }
 
 #if defined(SRV_JEMALLOC) && SRV_JEMALLOC

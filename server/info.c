@@ -5,8 +5,17 @@
  *
  * Counters live per worker (struct wstats, single writer) and are summed here;
  * CONFIG RESETSTAT records baselines instead of writing other threads'
- * counters.  The ops/sec ring is written by the main thread's cron only and
- * read with relaxed atomics.
+ * counters.  The instantaneous rings (ops/sec, input and output bytes/sec) are
+ * written by the main thread's cron only and read with relaxed atomics.
+ *
+ * Every field Redis 7.0 prints is printed, in Redis's order (rcukv's own,
+ * rcukv_version, threads, rcu_flavor, snapshot_held_bytes and the RCU
+ * section, sit among them).  Features rcukv does not have (replication,
+ * scripts and functions, cluster, modules, forks, defragmentation, client
+ * tracking, pub/sub, io-threads, RESTORE) print what Redis prints without
+ * them: 0, an empty section, master_replid2 of zeros.  tests/server/
+ * test_stats.sh checks the layout against Redis's, and a redis-server 7.0
+ * passes the same check.
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
@@ -28,11 +37,16 @@
 static _Atomic unsigned long long baseline[NSTATS];
 static _Atomic unsigned long long base_rejected, base_expired;
 
-#define OPS_SAMPLES 16
-static _Atomic long long ops_ring[OPS_SAMPLES];
-static int ops_idx;
-static unsigned long long ops_last_cmds;
-static long long ops_last_ms;
+/* Instantaneous metrics, as Redis's trackInstantaneousMetric(): each cron
+ * tick stores (counter delta) * 1000 / (ms since the last tick) in a ring of
+ * INST_SAMPLES; INFO prints the ring's mean.  The counters are the raw sums
+ * (no RESETSTAT baseline), so a reset never makes a delta negative. */
+#define INST_SAMPLES 16
+enum { INST_OPS, INST_NET_IN, INST_NET_OUT, INST_METRICS };
+static _Atomic long long inst_ring[INST_METRICS][INST_SAMPLES]; /* cron writes */
+static int inst_idx;					       /* cron only */
+static unsigned long long inst_last[INST_METRICS];	       /* cron only */
+static long long inst_last_ms;				       /* cron only */
 static _Atomic size_t mem_peak;
 
 static unsigned long long stat_of(size_t off)
@@ -72,22 +86,29 @@ size_t info_rss(void)
 	return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Main thread cron: one ops/sec sample and the memory peak. */
+/* Main thread cron: one sample of each instantaneous metric, and the memory
+ * peak. */
 void info_sample_ops(void)
 {
 	long long now = util_mstime();
-	unsigned long long cmds = STATS_TOTAL(commands);
+	unsigned long long cur[INST_METRICS] = {
+	    [INST_OPS] = STATS_TOTAL(commands),
+	    [INST_NET_IN] = STATS_TOTAL(net_in),
+	    [INST_NET_OUT] = STATS_TOTAL(net_out),
+	};
 	size_t used = mem_used();
 
-	if (ops_last_ms && now > ops_last_ms) {
-		long long ops = (long long)((cmds - ops_last_cmds) * 1000ULL /
-					    (unsigned long long)(now - ops_last_ms));
+	if (inst_last_ms && now > inst_last_ms) {
+		for (int m = 0; m < INST_METRICS; m++) {
+			long long v = (long long)((cur[m] - inst_last[m]) * 1000ULL /
+						  (unsigned long long)(now - inst_last_ms));
 
-		atomic_store_explicit(&ops_ring[ops_idx], ops, memory_order_relaxed);
-		ops_idx = (ops_idx + 1) % OPS_SAMPLES;
+			atomic_store_explicit(&inst_ring[m][inst_idx], v, memory_order_relaxed);
+		}
+		inst_idx = (inst_idx + 1) % INST_SAMPLES;
 	}
-	ops_last_ms = now;
-	ops_last_cmds = cmds;
+	inst_last_ms = now;
+	memcpy(inst_last, cur, sizeof(inst_last));
 	if (used > atomic_load_explicit(&mem_peak, memory_order_relaxed))
 		atomic_store_explicit(&mem_peak, used, memory_order_relaxed);
 }
@@ -99,25 +120,87 @@ size_t info_mem_peak(size_t used)
 	return atomic_load_explicit(&mem_peak, memory_order_relaxed);
 }
 
-static long long ops_per_sec(void)
+/* the mean of a metric's ring: per second (ops, bytes) */
+static long long inst_metric(int m)
 {
 	long long sum = 0;
 
-	for (int i = 0; i < OPS_SAMPLES; i++)
-		sum += atomic_load_explicit(&ops_ring[i], memory_order_relaxed);
-	return sum / OPS_SAMPLES;
+	for (int i = 0; i < INST_SAMPLES; i++)
+		sum += atomic_load_explicit(&inst_ring[m][i], memory_order_relaxed);
+	return sum / INST_SAMPLES;
 }
 
+/* Redis's bytesToHuman(): B below 1024, then K, M, G, T, P with two decimals */
 static void human(char *buf, size_t len, double n)
 {
-	if (n < 1024)
+	static const char unit[] = "KMGTP";
+	double d = n;
+	int u = -1;
+
+	if (n < 1024) {
 		snprintf(buf, len, "%.0fB", n);
-	else if (n < 1024.0 * 1024)
-		snprintf(buf, len, "%.2fK", n / 1024);
-	else if (n < 1024.0 * 1024 * 1024)
-		snprintf(buf, len, "%.2fM", n / (1024 * 1024));
+		return;
+	}
+	while (u < 4 && d >= 1024) {
+		d /= 1024;
+		u++;
+	}
+	if (d >= 1024) /* past 1024P: bytes, as Redis */
+		snprintf(buf, len, "%.0fB", n);
 	else
-		snprintf(buf, len, "%.2fG", n / (1024.0 * 1024 * 1024));
+		snprintf(buf, len, "%.2f%c", d, unit[u]);
+}
+
+/* total_system_memory: MemTotal of /proc/meminfo in bytes, 0 if unreadable */
+static unsigned long long system_memory(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	unsigned long long kb = 0;
+	char line[256];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/* The CPU time of thread tid of this process from /proc (clock ticks, so
+ * 10 ms steps), added to *user / *sys in us.  No such thread: nothing. */
+static void thread_cpu(int tid, long long *user, long long *sys)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the name (2nd field) may hold spaces and ')': fields 14 and 15,
+	 * utime and stime, are the 12th and 13th after its last ')' */
+	p = strrchr(buf, ')');
+	if (!p || hz <= 0 ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return;
+	*user += (long long)(ut * 1000000ULL / (unsigned long long)hz);
+	*sys += (long long)(st * 1000000ULL / (unsigned long long)hz);
+}
+
+/* Server's monotonic_clock: the clock commands are timed with (stats.c) */
+static void monotonic_name(char *buf, size_t len)
+{
+	if (stats_tsc_ns > 0)
+		snprintf(buf, len, "X86 TSC @ %ld ticks/us", (long)(1000.0 / stats_tsc_ns));
+	else
+		snprintf(buf, len, "POSIX clock_gettime");
 }
 
 struct sbuf {
@@ -222,25 +305,29 @@ void cmd_info(struct conn *c, int argc)
 
 	if (want("server", argc, c, 1)) {
 		struct utsname un;
+		char mono[64];
 
 		uname(&un);
+		monotonic_name(mono, sizeof(mono));
 		sb_printf(
 		    &s,
 		    "# "
 		    "Server\r\nredis_version:%s\r\nrcukv_version:%s\r\nredis_git_sha1:00000000\r\n"
 		    "redis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\n"
-		    "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
+		    "os:%s %s %s\r\narch_bits:%d\r\nmonotonic_clock:%s\r\nmultiplexing_api:epoll\r\n"
 		    "atomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\nprocess_id:%d\r\n"
 		    "process_supervised:no\r\nrun_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\n"
 		    "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%lld\r\nconfigured_hz:%"
-		    "lld\r\n"
+		    "lld\r\nlru_clock:%lld\r\n"
 		    "executable:%s\r\nconfig_file:%s\r\nio_threads_active:0\r\nthreads:%d\r\n"
 		    "rcu_flavor:%s\r\n",
 		    REDIS_COMPAT_VERSION, RCUKV_VERSION, un.sysname, un.release, un.machine,
-		    (int)(sizeof(long) * 8), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+		    (int)(sizeof(long) * 8), mono, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
 		    (int)g_srv.pid, g_srv.runid, g_cfg.port, util_ustime(),
 		    (now - g_srv.start_ms) / 1000, (now - g_srv.start_ms) / 86400000,
-		    atomic_load(&g_cfg.hz), atomic_load(&g_cfg.hz), g_srv.executable,
+		    atomic_load(&g_cfg.hz), atomic_load(&g_cfg.hz),
+		    /* Redis's LRU clock: seconds, 24 bits (rcukv's own counts 10 ms) */
+		    (now / 1000) & 0xffffff, g_srv.executable,
 		    g_cfg.config_file ? g_cfg.config_file : "", g_srv.nworkers, RCU_FLAVOR_NAME);
 		sections++;
 	}
@@ -257,35 +344,62 @@ void cmd_info(struct conn *c, int argc)
 		sections++;
 	}
 	if (want("memory", argc, c, 1)) {
-		size_t used = mem_used(), rss = info_rss(), peak = atomic_load(&mem_peak);
-		char h1[32], h2[32], h3[32], h4[32];
+		struct mem_figures m;
+		unsigned long long sysmem = system_memory();
+		char h_used[32], h_rss[32], h_peak[32], h_sys[32], h_max[32], h_zero[32];
 		long long maxmem = atomic_load(&g_cfg.maxmemory);
 
-		if (used > peak) {
-			peak = used;
-			atomic_store(&mem_peak, peak);
-		}
-		human(h1, sizeof(h1), (double)used);
-		human(h2, sizeof(h2), (double)rss);
-		human(h3, sizeof(h3), (double)peak);
-		human(h4, sizeof(h4), (double)maxmem);
-		sb_printf(
-		    &s,
-		    "%s# "
-		    "Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
-		    "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%"
-		    "s\r\n"
-		    "used_memory_dataset:%zu\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
-		    "maxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
-		    "mem_not_counted_for_evict:%zu\r\n"
-		    "mem_allocator:%s\r\nlazyfree_pending_objects:0\r\n",
-		    sections ? "\r\n" : "", used, h1, rss, h2, peak, h3, db_entry_bytes(), maxmem,
-		    h4, evict_policy_names[atomic_load(&g_cfg.maxmemory_policy)],
-		    used ? (double)rss / (double)used : 0.0, evict_not_counted(),
+		evict_mem_figures(&m);
+		human(h_used, sizeof(h_used), (double)m.used);
+		human(h_rss, sizeof(h_rss), (double)m.rss);
+		human(h_peak, sizeof(h_peak), (double)m.peak);
+		human(h_sys, sizeof(h_sys), (double)sysmem);
+		human(h_max, sizeof(h_max), (double)maxmem);
+		human(h_zero, sizeof(h_zero), 0);
+		sb_printf(&s,
+			  "%s# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\n"
+			  "used_memory_rss:%zu\r\nused_memory_rss_human:%s\r\n"
+			  "used_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
+			  "used_memory_peak_perc:%.2f%%\r\nused_memory_overhead:%zu\r\n"
+			  "used_memory_startup:%zu\r\nused_memory_dataset:%zu\r\n"
+			  "used_memory_dataset_perc:%.2f%%\r\nallocator_allocated:%zu\r\n"
+			  "allocator_active:%zu\r\nallocator_resident:%zu\r\n"
+			  "total_system_memory:%llu\r\ntotal_system_memory_human:%s\r\n",
+			  sections ? "\r\n" : "", m.used, h_used, m.rss, h_rss, m.peak, h_peak,
+			  m.peak_perc, m.overhead, m.startup, m.dataset, m.dataset_perc,
+			  m.allocated, m.active, m.resident, sysmem, h_sys);
+		/* no Lua, no functions: Redis's figures for empty engines would
+		 * be its VMs' own; rcukv has none, so 0 */
+		sb_printf(&s,
+			  "used_memory_lua:0\r\nused_memory_vm_eval:0\r\nused_memory_lua_human:%s\r\n"
+			  "used_memory_scripts_eval:0\r\nnumber_of_cached_scripts:0\r\n"
+			  "number_of_functions:0\r\nnumber_of_libraries:0\r\n"
+			  "used_memory_vm_functions:0\r\nused_memory_vm_total:0\r\n"
+			  "used_memory_vm_total_human:%s\r\nused_memory_functions:0\r\n"
+			  "used_memory_scripts:0\r\nused_memory_scripts_human:%s\r\n",
+			  h_zero, h_zero, h_zero);
+		/* lazyfree_*: rcukv frees every deleted entry after a grace period
+		 * on the RCU callback thread; those frees are the RCU section's
+		 * rcu_callbacks_*, not Redis's lazy free of big values, so 0 */
+		sb_printf(&s,
+			  "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\n"
+			  "allocator_frag_ratio:%.2f\r\nallocator_frag_bytes:%lld\r\n"
+			  "allocator_rss_ratio:%.2f\r\nallocator_rss_bytes:%lld\r\n"
+			  "rss_overhead_ratio:%.2f\r\nrss_overhead_bytes:%lld\r\n"
+			  "mem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n"
+			  "mem_not_counted_for_evict:%zu\r\nmem_replication_backlog:0\r\n"
+			  "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\n"
+			  "mem_clients_normal:%zu\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\n"
+			  "mem_allocator:%s\r\nactive_defrag_running:0\r\n"
+			  "lazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+			  maxmem, h_max, evict_policy_names[atomic_load(&g_cfg.maxmemory_policy)],
+			  m.alloc_frag, m.alloc_frag_bytes, m.alloc_rss, m.alloc_rss_bytes,
+			  m.rss_overhead, m.rss_overhead_bytes, m.frag, m.frag_bytes,
+			  evict_not_counted(), m.clients_normal,
 #if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-		    "jemalloc"
+			  "jemalloc"
 #else
-		    "libc"
+			  "libc"
 #endif
 		);
 		sections++;
@@ -308,38 +422,89 @@ void cmd_info(struct conn *c, int argc)
 		    "%s# "
 		    "Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
 		    "instantaneous_ops_per_sec:%lld\r\ntotal_net_input_bytes:%llu\r\n"
-		    "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
+		    "total_net_output_bytes:%llu\r\ntotal_net_repl_input_bytes:0\r\n"
+		    "total_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:%.2f\r\n"
+		    "instantaneous_output_kbps:%.2f\r\ninstantaneous_input_repl_kbps:0.00\r\n"
+		    "instantaneous_output_repl_kbps:0.00\r\nrejected_connections:%llu\r\n"
+		    "sync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n"
 		    "expired_keys:%llu\r\nexpired_stale_perc:%.2f\r\n"
 		    "expired_time_cap_reached_count:%llu\r\nexpire_cycle_cpu_milliseconds:%llu\r\n"
 		    "evicted_keys:%llu\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:%llu\r\n"
 		    "current_eviction_exceeded_time:%llu\r\nkeyspace_hits:%llu\r\n"
-		    "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
-		    "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n",
-		    sections ? "\r\n" : "", STAT(conns_received), STAT(commands), ops_per_sec(),
-		    STAT(net_in), STAT(net_out),
+		    "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n",
+		    sections ? "\r\n" : "", STAT(conns_received), STAT(commands),
+		    inst_metric(INST_OPS), STAT(net_in), STAT(net_out),
+		    (double)inst_metric(INST_NET_IN) / 1024, (double)inst_metric(INST_NET_OUT) / 1024,
 		    atomic_load(&g_srv.rejected_conns) - atomic_load(&base_rejected),
 		    db_expired_total() - atomic_load(&base_expired), stale, cap, cpu_ms,
 		    evict_evicted_keys(), ex_total, ex_cur, STAT(keyspace_hits),
-		    STAT(keyspace_misses), STAT(errors));
+		    STAT(keyspace_misses));
+		/* saves run in a thread (persist.c), never a fork: no fork fields;
+		 * io_threaded_*: the workers are not Redis's io-threads (which
+		 * only read and write for the main thread; io_threads_active:0) */
+		sb_printf(&s,
+			  "pubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\n"
+			  "migrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\n"
+			  "active_defrag_hits:0\r\nactive_defrag_misses:0\r\n"
+			  "active_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\n"
+			  "total_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\n"
+			  "tracking_total_keys:0\r\ntracking_total_items:0\r\n"
+			  "tracking_total_prefixes:0\r\nunexpected_error_replies:0\r\n"
+			  "total_error_replies:%llu\r\ndump_payload_sanitizations:0\r\n"
+			  "total_reads_processed:%llu\r\ntotal_writes_processed:%llu\r\n"
+			  "io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n"
+			  "reply_buffer_shrinks:%llu\r\nreply_buffer_expands:%llu\r\n",
+			  STAT(errors), STAT(reads), STAT(writes), STAT(reply_shrinks),
+			  STAT(reply_expands));
 		sections++;
 	}
 	if (want("replication", argc, c, 1)) {
+		/* a master without replicas; repl_backlog_size: Redis's default
+		 * repl-backlog-size (no backlog is ever created) */
 		sb_printf(&s,
-			  "%s# "
-			  "Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_"
-			  "state:no-failover\r\n"
-			  "master_repl_offset:0\r\nrepl_backlog_active:0\r\n",
-			  sections ? "\r\n" : "");
+			  "%s# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"
+			  "master_failover_state:no-failover\r\nmaster_replid:%s\r\n"
+			  "master_replid2:0000000000000000000000000000000000000000\r\n"
+			  "master_repl_offset:0\r\nsecond_repl_offset:-1\r\n"
+			  "repl_backlog_active:0\r\nrepl_backlog_size:1048576\r\n"
+			  "repl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
+			  sections ? "\r\n" : "", g_srv.replid);
 		sections++;
 	}
 	if (want("cpu", argc, c, 1)) {
-		struct rusage ru;
+		struct rusage ru, ch;
+		long long mu = 0, ms = 0;
 
 		getrusage(RUSAGE_SELF, &ru);
-		sb_printf(&s, "%s# CPU\r\nused_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n",
+		getrusage(RUSAGE_CHILDREN, &ch);
+		/*
+		 * *_main_thread: Redis's main thread is its event loop, where
+		 * every command runs and connections are accepted, so
+		 * used_cpu_* minus it is the work of its other threads.  rcukv's
+		 * event loops are the main thread (accept, cron) and the
+		 * workers (commands): their sum keeps that meaning (the rest is
+		 * the RCU callback, save and allocator threads).  The main
+		 * thread alone would stay near 0 under any load.  Read from
+		 * /proc (RUSAGE_THREAD sees only the caller), in clock ticks.
+		 */
+		thread_cpu((int)g_srv.pid, &mu, &ms);
+		for (int i = 0; i < g_srv.nworkers; i++) {
+			int tid = atomic_load_explicit(&g_srv.workers[i].tid, memory_order_relaxed);
+
+			if (tid)
+				thread_cpu(tid, &mu, &ms);
+		}
+		sb_printf(&s,
+			  "%s# CPU\r\nused_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n"
+			  "used_cpu_sys_children:%ld.%06ld\r\nused_cpu_user_children:%ld.%06ld\r\n"
+			  "used_cpu_sys_main_thread:%lld.%06lld\r\n"
+			  "used_cpu_user_main_thread:%lld.%06lld\r\n",
 			  sections ? "\r\n" : "", (long)ru.ru_stime.tv_sec,
 			  (long)ru.ru_stime.tv_usec, (long)ru.ru_utime.tv_sec,
-			  (long)ru.ru_utime.tv_usec);
+			  (long)ru.ru_utime.tv_usec, (long)ch.ru_stime.tv_sec,
+			  (long)ch.ru_stime.tv_usec, (long)ch.ru_utime.tv_sec,
+			  (long)ch.ru_utime.tv_usec, ms / 1000000, ms % 1000000, mu / 1000000,
+			  mu % 1000000);
 		sections++;
 	}
 	if (want("rcu", argc, c, 1)) {
@@ -359,6 +524,10 @@ void cmd_info(struct conn *c, int argc)
 			  st.readers, st.stalls, atomic_load(&g_cfg.rcu_callback_limit));
 		sections++;
 	}
+	if (want("modules", argc, c, 1)) { /* no modules are loaded */
+		sb_printf(&s, "%s# Modules\r\n", sections ? "\r\n" : "");
+		sections++;
+	}
 	if (want("commandstats", argc, c, 0)) {
 		sb_printf(&s, "%s# Commandstats\r\n", sections ? "\r\n" : "");
 		info_commandstats(&s);
@@ -373,6 +542,10 @@ void cmd_info(struct conn *c, int argc)
 		sb_printf(&s, "%s# Latencystats\r\n", sections ? "\r\n" : "");
 		if (atomic_load_explicit(&g_cfg.latency_tracking, memory_order_relaxed))
 			info_latencystats(&s);
+		sections++;
+	}
+	if (want("cluster", argc, c, 1)) {
+		sb_printf(&s, "%s# Cluster\r\ncluster_enabled:0\r\n", sections ? "\r\n" : "");
 		sections++;
 	}
 	if (want("keyspace", argc, c, 1)) {

@@ -146,7 +146,8 @@ static int shutdown_begin(int *exit_status)
 	return 1;
 }
 
-static void make_runid(void)
+/* 40 random hex digits and a NUL into out (run_id, master_replid) */
+static void make_hexid(char *out)
 {
 	unsigned char r[20];
 	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -157,7 +158,7 @@ static void make_runid(void)
 	for (int i = 0; i < 20; i++) {
 		unsigned v = n == (ssize_t)sizeof(r) ? r[i] : (unsigned)(rand() & 0xff);
 
-		snprintf(g_srv.runid + i * 2, 3, "%02x", v);
+		snprintf(out + i * 2, 3, "%02x", v);
 	}
 }
 
@@ -314,7 +315,8 @@ int main(int argc, char **argv)
 	g_srv.start_ms = util_mstime();
 	n = readlink("/proc/self/exe", g_srv.executable, sizeof(g_srv.executable) - 1);
 	g_srv.executable[n > 0 ? n : 0] = '\0';
-	make_runid();
+	make_hexid(g_srv.runid);
+	make_hexid(g_srv.replid);
 	srv_log(LL_NOTICE, "rcukv is starting");
 	srv_log(LL_NOTICE, "rcukv version=%s (redis %s compatible), bits=%d, pid=%d, just started",
 		RCUKV_VERSION, REDIS_COMPAT_VERSION, (int)(sizeof(long) * 8), (int)g_srv.pid);
@@ -353,6 +355,7 @@ int main(int argc, char **argv)
 	 * accepted yet (this thread accepts, in the loop below): the load starts
 	 * before any command can run, and those that arrive while it runs get
 	 * -LOADING unless flagged CMD_LOADING. */
+	evict_startup_done();
 	persist_load_start();
 
 serve:

@@ -49,6 +49,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -401,6 +402,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	conn_online(c->w);
+	STAT_ADD(c->w->st.reads, 1);
 	hint = conn_read_hint(c);
 	room = c->qcap - c->qlen;
 	if (room < hint) {
@@ -482,6 +484,8 @@ static int conn_flush(struct conn *c)
 	struct obuf *o = &c->out;
 	long long soft;
 
+	if (o->pos < o->len)
+		STAT_ADD(c->w->st.writes, 1);
 	while (o->pos < o->len) {
 		ssize_t n = conn_sock_write(c, o->buf + o->pos, o->len - o->pos);
 
@@ -500,6 +504,7 @@ static int conn_flush(struct conn *c)
 	if (o->pos == o->len) {
 		o->pos = o->len = 0;
 		if (o->cap > 1024 * 1024) { /* give back a big reply's buffer */
+			STAT_ADD(c->w->st.reply_shrinks, 1);
 			free(o->buf);
 			o->buf = NULL;
 			o->cap = 0;
@@ -744,6 +749,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct timeval one_sec = {1, 0};
 
+	atomic_store_explicit(&w->tid, (int)syscall(SYS_gettid), memory_order_relaxed);
 	rcu_register_thread();
 	w->online = 1;
 	w->ev_notify = event_new(w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);

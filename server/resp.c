@@ -41,6 +41,8 @@ static inline char *obuf_reserve(struct conn *c, size_t n)
 		while (cap < need)
 			cap *= 2;
 		if (cap != o->cap) {
+			if (o->cap)
+				STAT_ADD(c->w->st.reply_expands, 1);
 			o->buf = xrealloc(o->buf, cap);
 			o->cap = cap;
 		}

@@ -248,6 +248,16 @@ struct wstats {
 	_Atomic unsigned long long net_in, net_out;
 	_Atomic unsigned long long errors;
 	_Atomic unsigned long long dirty; /* keys written (Redis's dirty counter), persist.c */
+	/* total_reads_processed: read events handled (on_read(), one per call,
+	 * EOF included, as Redis's readQueryFromClient()); total_writes_processed:
+	 * flushes of a connection with replies to send (conn_flush(), as Redis's
+	 * writeToClient()) */
+	_Atomic unsigned long long reads, writes;
+	/* reply_buffer_expands: a connection's reply buffer grown (resp.c, not its
+	 * first allocation); reply_buffer_shrinks: a big one given back once
+	 * drained (conn_flush()).  Redis resizes its reply buffer in a cron
+	 * instead; these count the same events of rcukv's buffer. */
+	_Atomic unsigned long long reply_expands, reply_shrinks;
 };
 #define STAT_ADD(field, n)                                                                         \
 	atomic_store_explicit(&(field),                                                            \
@@ -273,6 +283,9 @@ struct worker {
 	struct conn *flushq;	  /* connections with replies to write at the end of
 				   * this loop turn (owner thread) */
 	_Atomic int nconns;
+	/* the thread's kernel id (INFO cpu reads its /proc stat): written once by
+	 * the worker as it starts, read relaxed by INFO, 0 until then */
+	_Atomic int tid;
 	struct wstats st;
 	struct wcstats *cs; /* per-command stats (stats.c); set before the thread starts */
 	char pad[64];
@@ -301,6 +314,7 @@ struct server {
 	int nlisten;
 	struct event *listen_ev[2 * CFG_MAX_BIND + 1];
 	char runid[41];
+	char replid[41]; /* master_replid: random, chosen at start like runid */
 };
 extern struct server g_srv;
 
@@ -390,6 +404,8 @@ void cmd_init(void);
 void cmd_fini(void);
 void cmd_dispatch(struct conn *c);
 void cmd_name_of(int idx, int sub, char *buf, size_t len);
+/* mem_clients_normal: the sum of CLIENT LIST's tot-mem; takes g_clients_lock. */
+size_t client_mem_total(void);
 
 /* Arguments of the running command. */
 #define ARGV(c, i) ((c)->argv[i])
@@ -556,6 +572,19 @@ __attribute__((weak)) void evict_rcu_limit_set(void);  /* rcu-callback-limit cha
 int evict_before_command(void);
 void evict_cron(void); /* main thread, hz times a second */
 size_t evict_mem_allocated(void);
+/* Main thread, once start-up is done and before any client: records
+ * used_memory_startup (MEMORY STATS startup.allocated). */
+void evict_startup_done(void);
+/* The figures of INFO memory and MEMORY STATS, one snapshot (evict.c has the
+ * formulas, Redis 7.0's).  Bytes of the allocator: jemalloc's stats.*. */
+struct mem_figures {
+	size_t used, rss, peak, startup, dataset, overhead, clients_normal;
+	size_t allocated, active, resident;
+	double peak_perc, dataset_perc; /* percent */
+	double alloc_frag, alloc_rss, rss_overhead, frag;
+	long long alloc_frag_bytes, alloc_rss_bytes, rss_overhead_bytes, frag_bytes;
+};
+void evict_mem_figures(struct mem_figures *m); /* any thread */
 size_t evict_not_counted(void); /* evicted bytes waiting for reclamation */
 unsigned long long evict_evicted_keys(void);
 void evict_reset_stats(void);

@@ -24,7 +24,17 @@
 #      than the round trip the client saw and no less than half the CPU time
 #      the server spent meanwhile (rcukv times commands with the TSC when the
 #      kernel does; this catches a wrong tick rate either way).
-#   7. (spawned only) the options from a config file and the command line.
+#   7. Redis 7.0's layout: the fields of INFO everything's Server, Memory,
+#      Stats, Replication, CPU and Cluster sections are Redis 7.0.15's, in
+#      its order (rcukv's own fields may sit among them); the shape of each
+#      field rcukv added for it (integer, 2-decimal float, percent, human
+#      size, hex id); the sections INFO, default, all and everything list
+#      (Modules, Cluster); values that must hold: total_reads_processed and
+#      total_writes_processed grow by N after N round trips and RESETSTAT
+#      clears them, total_system_memory is /proc/meminfo's MemTotal,
+#      allocator_allocated <= active <= resident and the frag/rss bytes and
+#      ratios follow from them, cluster_enabled:0, master_replid.
+#   8. (spawned only) the options from a config file and the command line.
 # Ends with "N passed, M failed"; nothing asserts a time.
 set -u
 B=${B:-build/release}
@@ -254,7 +264,121 @@ check "KEYS usec ${ku:-none} >= half the server's CPU time $cpuu us" [ "${ku:-0}
 r flushall >/dev/null
 [ "$external" = 0 ] && grep -h "Command timing" "$tmp/server.log"
 
-# ------------------------------------------------------------ 7. start-up options
+# ------------------------------------------------------------ 7. Redis 7.0's layout
+# Each section's fields as redis-server 7.0.15 prints them, in order
+# (INFO everything of a fresh server, no replicas, not loading).
+declare -A layout=(
+  [Server]="redis_version redis_git_sha1 redis_git_dirty redis_build_id redis_mode os arch_bits monotonic_clock multiplexing_api atomicvar_api gcc_version process_id process_supervised run_id tcp_port server_time_usec uptime_in_seconds uptime_in_days hz configured_hz lru_clock executable config_file io_threads_active"
+  [Memory]="used_memory used_memory_human used_memory_rss used_memory_rss_human used_memory_peak used_memory_peak_human used_memory_peak_perc used_memory_overhead used_memory_startup used_memory_dataset used_memory_dataset_perc allocator_allocated allocator_active allocator_resident total_system_memory total_system_memory_human used_memory_lua used_memory_vm_eval used_memory_lua_human used_memory_scripts_eval number_of_cached_scripts number_of_functions number_of_libraries used_memory_vm_functions used_memory_vm_total used_memory_vm_total_human used_memory_functions used_memory_scripts used_memory_scripts_human maxmemory maxmemory_human maxmemory_policy allocator_frag_ratio allocator_frag_bytes allocator_rss_ratio allocator_rss_bytes rss_overhead_ratio rss_overhead_bytes mem_fragmentation_ratio mem_fragmentation_bytes mem_not_counted_for_evict mem_replication_backlog mem_total_replication_buffers mem_clients_slaves mem_clients_normal mem_cluster_links mem_aof_buffer mem_allocator active_defrag_running lazyfree_pending_objects lazyfreed_objects"
+  [Stats]="total_connections_received total_commands_processed instantaneous_ops_per_sec total_net_input_bytes total_net_output_bytes total_net_repl_input_bytes total_net_repl_output_bytes instantaneous_input_kbps instantaneous_output_kbps instantaneous_input_repl_kbps instantaneous_output_repl_kbps rejected_connections sync_full sync_partial_ok sync_partial_err expired_keys expired_stale_perc expired_time_cap_reached_count expire_cycle_cpu_milliseconds evicted_keys evicted_clients total_eviction_exceeded_time current_eviction_exceeded_time keyspace_hits keyspace_misses pubsub_channels pubsub_patterns pubsubshard_channels latest_fork_usec total_forks migrate_cached_sockets slave_expires_tracked_keys active_defrag_hits active_defrag_misses active_defrag_key_hits active_defrag_key_misses total_active_defrag_time current_active_defrag_time tracking_total_keys tracking_total_items tracking_total_prefixes unexpected_error_replies total_error_replies dump_payload_sanitizations total_reads_processed total_writes_processed io_threaded_reads_processed io_threaded_writes_processed reply_buffer_shrinks reply_buffer_expands"
+  [Replication]="role connected_slaves master_failover_state master_replid master_replid2 master_repl_offset second_repl_offset repl_backlog_active repl_backlog_size repl_backlog_first_byte_offset repl_backlog_histlen"
+  [CPU]="used_cpu_sys used_cpu_user used_cpu_sys_children used_cpu_user_children used_cpu_sys_main_thread used_cpu_user_main_thread"
+  [Cluster]="cluster_enabled"
+)
+info everything >"$tmp/all.txt"
+# fields SEC: the field names of section SEC in $tmp/all.txt, in order
+fields() { awk -F: -v s="# $1" '/^# / { on = ($0 == s); next } on && NF { print $1 }' "$tmp/all.txt"; }
+for sec in Server Memory Stats Replication CPU Cluster; do
+  want=" ${layout[$sec]} "
+  # the section's fields that Redis prints, in the order printed
+  got=" $(fields "$sec" | while read -r f; do [[ "$want" == *" $f "* ]] && printf '%s ' "$f"; done)"
+  missing=$(for f in ${layout[$sec]}; do [[ "$got" == *" $f "* ]] || printf '%s ' "$f"; done)
+  check "# $sec: Redis 7.0.15's fields in its order (missing: ${missing:-none})" [ "$got" = "$want" ]
+done
+# the shape of each field added for Redis 7.0's layout
+int='^-?[0-9]+$' f2='^-?[0-9]+\.[0-9]{2}$' perc='^[0-9]+\.[0-9]{2}%$' cpus='^[0-9]+\.[0-9]{6}$'
+hum='^([0-9]+B|[0-9]+\.[0-9]{2}[KMGTP])$' hex='^[0-9a-f]{40}$'
+shapes="active_defrag_hits int active_defrag_key_hits int active_defrag_key_misses int
+active_defrag_misses int active_defrag_running int allocator_active int allocator_allocated int
+allocator_frag_bytes int allocator_frag_ratio f2 allocator_resident int allocator_rss_bytes int
+allocator_rss_ratio f2 cluster_enabled int current_active_defrag_time int
+dump_payload_sanitizations int instantaneous_input_kbps f2 instantaneous_input_repl_kbps f2
+instantaneous_output_kbps f2 instantaneous_output_repl_kbps f2 io_threaded_reads_processed int
+io_threaded_writes_processed int latest_fork_usec int lazyfreed_objects int lru_clock int
+master_replid hex master_replid2 hex mem_aof_buffer int mem_clients_normal int
+mem_clients_slaves int mem_cluster_links int mem_fragmentation_bytes int
+mem_replication_backlog int mem_total_replication_buffers int migrate_cached_sockets int
+number_of_cached_scripts int number_of_functions int number_of_libraries int
+pubsubshard_channels int repl_backlog_first_byte_offset int repl_backlog_histlen int
+repl_backlog_size int reply_buffer_expands int reply_buffer_shrinks int rss_overhead_bytes int
+rss_overhead_ratio f2 second_repl_offset int slave_expires_tracked_keys int sync_full int
+sync_partial_err int sync_partial_ok int total_active_defrag_time int total_forks int
+total_net_repl_input_bytes int total_net_repl_output_bytes int total_reads_processed int
+total_system_memory int total_system_memory_human hum total_writes_processed int
+tracking_total_items int tracking_total_keys int tracking_total_prefixes int
+used_cpu_sys_children cpus used_cpu_sys_main_thread cpus used_cpu_user_children cpus
+used_cpu_user_main_thread cpus used_memory_dataset_perc perc used_memory_functions int
+used_memory_lua int used_memory_lua_human hum used_memory_overhead int used_memory_peak_perc perc
+used_memory_scripts int used_memory_scripts_eval int used_memory_scripts_human hum
+used_memory_startup int used_memory_vm_eval int used_memory_vm_functions int
+used_memory_vm_total int used_memory_vm_total_human hum"
+nshape=0 badshape=""
+set -- $shapes
+while [ $# -ge 2 ]; do
+  f=$1 shape=$2
+  shift 2
+  nshape=$((nshape + 1))
+  val=$(awk -F: -v k="$f" '$1 == k { sub(/^[^:]*:/, ""); print; exit }' "$tmp/all.txt")
+  [[ "$val" =~ ${!shape} ]] || badshape+="$f:$val ($shape) "
+done
+check "the shape of the $nshape fields added for Redis 7.0 (bad: ${badshape:-none})" [ -z "$badshape" ]
+mono=$(awk -F: '$1 == "monotonic_clock" { print $2 }' "$tmp/all.txt")
+check "monotonic_clock:$mono is Redis's text" \
+  eval '[[ "$mono" == "POSIX clock_gettime" || "$mono" =~ ^X86\ TSC\ @\ [0-9]+\ ticks/us$ ]]'
+# sections: Modules after CPU, Cluster before Keyspace, as Redis
+s=$(sections)
+check "INFO: ... CPU ... Modules ... Errorstats Cluster Keyspace: $s" \
+  eval '[[ "$s" == *"CPU "*"Modules "*"Errorstats Cluster Keyspace " ]]'
+s=$(sections default)
+check "INFO default likewise: $s" eval '[[ "$s" == *"CPU "*"Modules "*"Errorstats Cluster Keyspace " ]]'
+for a in all everything; do
+  s=$(sections $a)
+  check "INFO $a: ... CPU ... Modules Commandstats ... Latencystats Cluster Keyspace: $s" \
+    eval '[[ "$s" == *"CPU "*"Modules Commandstats Errorstats Latencystats Cluster Keyspace " ]]'
+done
+check "INFO cluster: cluster_enabled:0" [ "$(info cluster | tr '\n' ' ')" = "# Cluster cluster_enabled:0 " ]
+check "INFO modules: the header alone (no modules)" [ "$(info modules)" = "# Modules" ]
+# values, from one INFO memory
+v() { awk -F: -v k="$1" '$1 == k { print $2 }' "$tmp/mem.txt"; }
+info memory >"$tmp/mem.txt"
+memtotal=$(awk '$1 == "MemTotal:" { printf "%.0f", $2 * 1024 }' /proc/meminfo)
+check "total_system_memory $(v total_system_memory) = MemTotal of /proc/meminfo $memtotal" \
+  [ "$(v total_system_memory)" = "$memtotal" ]
+hsys=$(awk -v n="$memtotal" 'BEGIN { u = "BKMGTP"; i = 1; while (n >= 1024 && i < 6) { n /= 1024; i++ }
+  if (i == 1) printf "%dB", n; else printf "%.2f%s", n, substr(u, i, 1) }')
+check "total_system_memory_human $(v total_system_memory_human) = $hsys" [ "$(v total_system_memory_human)" = "$hsys" ]
+al=$(v allocator_allocated) ac=$(v allocator_active) re=$(v allocator_resident) rss=$(v used_memory_rss)
+check "allocator_allocated $al <= allocator_active $ac <= allocator_resident $re" \
+  eval '[ "$al" -gt 0 ] && [ "$al" -le "$ac" ] && [ "$ac" -le "$re" ]'
+check "allocator_frag_bytes = active - allocated, allocator_rss_bytes = resident - active, rss_overhead_bytes = rss - resident" \
+  eval '[ "$(v allocator_frag_bytes)" = $((ac - al)) ] && [ "$(v allocator_rss_bytes)" = $((re - ac)) ] && [ "$(v rss_overhead_bytes)" = $((rss - re)) ]'
+# quot NAME A B: NAME is A / B to two decimals
+quot() { awk -v r="$(v "$1")" -v a="$2" -v b="$3" 'BEGIN { d = r - a / b; exit !(d < 0.0051 && d > -0.0051) }'; }
+check "allocator_frag_ratio $(v allocator_frag_ratio), allocator_rss_ratio $(v allocator_rss_ratio), rss_overhead_ratio $(v rss_overhead_ratio): the quotients" \
+  eval 'quot allocator_frag_ratio "$ac" "$al" && quot allocator_rss_ratio "$re" "$ac" && quot rss_overhead_ratio "$rss" "$re"'
+check "0 < used_memory_startup $(v used_memory_startup) <= used_memory_peak $(v used_memory_peak)" \
+  eval '[ "$(v used_memory_startup)" -gt 0 ] && [ "$(v used_memory_startup)" -le "$(v used_memory_peak)" ]'
+# (Redis sums its clients in a cron: only a spawned rcukv counts this one at once)
+[ "$external" = 0 ] &&
+  check "mem_clients_normal $(v mem_clients_normal) > 0 (this client)" [ "$(v mem_clients_normal)" -gt 0 ]
+check "cluster_enabled:0" [ "$(field cluster cluster_enabled)" = 0 ]
+rid=$(field replication master_replid)
+check "master_replid $rid: 40 hex digits, not the run_id" \
+  eval '[[ "$rid" =~ ^[0-9a-f]{40}$ ]] && [ "$rid" != "$(field server run_id)" ]'
+check "master_replid2 of zeros, second_repl_offset:-1" \
+  eval '[ "$(field replication master_replid2)" = 0000000000000000000000000000000000000000 ] && [ "$(field replication second_repl_offset)" = -1 ]'
+NR=50
+r0=$(field stats total_reads_processed) w0=$(field stats total_writes_processed)
+redis-cli -p "$P" -r $NR ping >/dev/null
+r1=$(field stats total_reads_processed) w1=$(field stats total_writes_processed)
+check "total_reads_processed grew by $((r1 - r0)) >= $NR after $NR round trips" [ $((r1 - r0)) -ge $NR ]
+check "total_writes_processed grew by $((w1 - w0)) >= $NR after $NR round trips" [ $((w1 - w0)) -ge $NR ]
+r config resetstat >/dev/null
+r1=$(field stats total_reads_processed) w1=$(field stats total_writes_processed)
+check "after RESETSTAT total_reads_processed $r1 <= 3, total_writes_processed $w1 <= 3" \
+  eval '[ "$r1" -le 3 ] && [ "$w1" -le 3 ]'
+
+# ------------------------------------------------------------ 8. start-up options
 if [ "$external" = 0 ]; then
   P2=$(free_port $((P + 1)))
   printf 'latency-tracking no\nlatency-tracking-info-percentiles 90 99.99\n' >"$tmp/st.conf"

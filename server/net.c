@@ -770,6 +770,10 @@ static void *worker_main(void *arg)
 		r = event_base_loop(w->base, EVLOOP_ONCE);
 		conn_online(w);
 		worker_flush_queued(w);
+		/* Release: the closes of this turn (nclients) before the count. */
+		atomic_store_explicit(&w->turn,
+				      atomic_load_explicit(&w->turn, memory_order_relaxed) + 1,
+				      memory_order_release);
 		if (r < 0 || event_base_got_break(w->base))
 			break;
 	}
@@ -916,13 +920,105 @@ static const char protected_err[] =
     "art accepting connections from the outside."
     "\r\n";
 
+/*
+ * maxclients and the reaping lag.  nclients counts a connection from its
+ * accept (here) until its worker closes it, so a peer that hung up stays
+ * counted until its worker's next loop turn.  Under load thousands can wait
+ * so (soak under a loaded machine: 1000 live clients, connected_clients up
+ * to 3445, and once past maxclients 10000), and a healthy client would be
+ * refused.  So at the limit the acceptor holds the new connection, stops
+ * accepting, wakes every worker and waits until each has finished a whole
+ * loop turn begun after that; then it decides as Redis does, on the count
+ * left.  Clients that arrive meanwhile wait in the listen backlog; each
+ * connection that finds the server at the limit is held so (a wait of about
+ * two turns of each worker) before Redis's error.  Main thread only (w->turn
+ * aside).
+ */
+static int held_fd = -1, held_kind;
+/* Per worker: w->turn when the hold began, then when it ended. */
+static unsigned long *held_turn;
+/* Set while the held connection is dispatched: the count is fresh. */
+static int limit_checked;
+static struct event *ev_hold;
+
+/* Has every worker finished a whole loop turn since held_turn[]? */
+static int workers_turned(void)
+{
+	for (int i = 0; i < g_srv.nworkers; i++)
+		/* Acquire: pairs with the worker's release of its turn count.
+		 * +2: the turn running at the snapshot may have begun before. */
+		if (atomic_load_explicit(&g_srv.workers[i].turn, memory_order_acquire) <
+		    held_turn[i] + 2)
+			return 0;
+	return 1;
+}
+
+static void workers_turn_snapshot(void)
+{
+	for (int i = 0; i < g_srv.nworkers; i++)
+		held_turn[i] = atomic_load_explicit(&g_srv.workers[i].turn, memory_order_relaxed);
+}
+
+static void dispatch_fd(int fd, int kind);
+
+static void listeners_enable(int on)
+{
+	for (int i = 0; i < g_srv.nlisten; i++) {
+		if (on)
+			event_add(g_srv.listen_ev[i], NULL);
+		else
+			event_del(g_srv.listen_ev[i]);
+	}
+}
+
+static void on_hold_check(evutil_socket_t fd, short what, void *arg)
+{
+	struct timeval ms = {0, 1000};
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	if (!workers_turned()) {
+		evtimer_add(ev_hold, &ms);
+		return;
+	}
+	fd = held_fd;
+	held_fd = -1;
+	listeners_enable(1);
+	limit_checked = 1;
+	dispatch_fd(fd, held_kind);
+	limit_checked = 0;
+}
+
+static void hold_fd(int fd, int kind)
+{
+	struct timeval ms = {0, 1000};
+
+	if (!held_turn)
+		held_turn = xcalloc((size_t)g_srv.nworkers, sizeof(*held_turn));
+	if (!ev_hold)
+		ev_hold = evtimer_new(g_srv.base, on_hold_check, NULL);
+	held_fd = fd;
+	held_kind = kind;
+	listeners_enable(0);
+	workers_turn_snapshot();
+	for (int i = 0; i < g_srv.nworkers; i++)
+		notify(g_srv.workers[i].notify_fd);
+	evtimer_add(ev_hold, &ms);
+}
+
 static void dispatch_fd(int fd, int kind)
 {
 	static unsigned rr;
 	struct worker *w;
 	long long maxc = atomic_load_explicit(&g_cfg.maxclients, memory_order_relaxed);
 
-	if (atomic_load_explicit(&g_srv.nclients, memory_order_relaxed) >= maxc) {
+	if (atomic_load_explicit(&g_srv.nclients, memory_order_relaxed) < maxc) {
+		/* room */
+	} else if (!limit_checked) {
+		hold_fd(fd, kind);
+		return;
+	} else {
 		static const char err[] = "-ERR max number of clients reached\r\n";
 
 		if (write(fd, err, sizeof(err) - 1) < 0) {
@@ -973,7 +1069,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 	int kind = (int)(intptr_t)arg;
 
 	(void)what;
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < 1000 && held_fd < 0; i++) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -1140,6 +1236,16 @@ void net_wake_main(void)
 
 void net_stop(void)
 {
+	if (ev_hold) {
+		event_free(ev_hold);
+		ev_hold = NULL;
+	}
+	if (held_fd >= 0) {
+		close(held_fd);
+		held_fd = -1;
+	}
+	free(held_turn);
+	held_turn = NULL;
 	for (int i = 0; i < g_srv.nlisten; i++) {
 		event_free(g_srv.listen_ev[i]);
 		close(g_srv.listen_fds[i]);

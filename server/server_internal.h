@@ -283,6 +283,9 @@ struct worker {
 	struct conn *flushq;	  /* connections with replies to write at the end of
 				   * this loop turn (owner thread) */
 	_Atomic int nconns;
+	/* Loop turns finished (the owner stores with release; the acceptor
+	 * loads with acquire, see hold_fd() in net.c). */
+	_Atomic unsigned long turn;
 	/* the thread's kernel id (INFO cpu reads its /proc stat): written once by
 	 * the worker as it starts, read relaxed by INFO, 0 until then */
 	_Atomic int tid;

@@ -1182,6 +1182,46 @@ static void test_limits(void)
 		usleep(100000);
 		expect(a, "+OK\r\n", "CONFIG SET maxclients 10000");
 	}
+	/* At the limit, clients that hung up but are not reaped yet do not
+	 * count: close 5 of 10 and connect 5 at once, 50 times; every new one
+	 * is served.  Then a real excess gets Redis's error. */
+	{
+		struct cl *many[11];
+		int served = 0, want = 0, nclients;
+
+		r = cmdf(a, "INFO clients");
+		nclients = atoi(strstr(r, "connected_clients:") + 18);
+		free(r);
+		expect(a, "+OK\r\n", "CONFIG SET maxclients %d", nclients + 10);
+		for (int i = 0; i < 10; i++) {
+			many[i] = cl_new();
+			expect(many[i], "+PONG\r\n", "PING");
+		}
+		for (int round = 0; round < 50; round++) {
+			for (int i = 0; i < 5; i++) {
+				cl_free(many[(round + i * 2) % 10]);
+				many[(round + i * 2) % 10] = NULL;
+			}
+			for (int i = 0; i < 5; i++)
+				many[(round + i * 2) % 10] = cl_new();
+			for (int i = 0; i < 5; i++) {
+				r = cmdf(many[(round + i * 2) % 10], "PING");
+				served += !strcmp(r, "+PONG\r\n");
+				want++;
+				free(r);
+			}
+		}
+		CHECK(served == want, "maxclients with hung-up clients not yet reaped: %d of %d served",
+		      served, want);
+		many[10] = cl_new();
+		r = cmdf(many[10], "PING");
+		CHECK(!strcmp(r, "-ERR max number of clients reached\r\n"),
+		      "maxclients: one client too many: %s", r);
+		free(r);
+		for (int i = 0; i < 11; i++)
+			cl_free(many[i]);
+		expect(a, "+OK\r\n", "CONFIG SET maxclients 10000");
+	}
 	/* client-query-buffer-limit: a 3 MB bulk over a 1 MB limit is dropped */
 	{
 		struct cl *q = cl_new();

@@ -31,6 +31,14 @@
 
 #if defined(SRV_JEMALLOC) && SRV_JEMALLOC
 #include <jemalloc/jemalloc.h>
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* as Redis: "jemalloc-5.3.0" */
+#define MEM_ALLOCATOR_NAME                                                                         \
+	"jemalloc-" STR(JEMALLOC_VERSION_MAJOR) "." STR(JEMALLOC_VERSION_MINOR) "." STR(           \
+	    JEMALLOC_VERSION_BUGFIX)
+#else
+#define MEM_ALLOCATOR_NAME "libc"
 #endif
 
 #define NSTATS (sizeof(struct wstats) / sizeof(_Atomic unsigned long long))
@@ -44,9 +52,9 @@ static _Atomic unsigned long long base_rejected, base_expired;
 #define INST_SAMPLES 16
 enum { INST_OPS, INST_NET_IN, INST_NET_OUT, INST_METRICS };
 static _Atomic long long inst_ring[INST_METRICS][INST_SAMPLES]; /* cron writes */
-static int inst_idx;					       /* cron only */
-static unsigned long long inst_last[INST_METRICS];	       /* cron only */
-static long long inst_last_ms;				       /* cron only */
+static int inst_idx;						/* cron only */
+static unsigned long long inst_last[INST_METRICS];		/* cron only */
+static long long inst_last_ms;					/* cron only */
 static _Atomic size_t mem_peak;
 
 static unsigned long long stat_of(size_t off)
@@ -314,7 +322,8 @@ void cmd_info(struct conn *c, int argc)
 		    "# "
 		    "Server\r\nredis_version:%s\r\nrcukv_version:%s\r\nredis_git_sha1:00000000\r\n"
 		    "redis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\n"
-		    "os:%s %s %s\r\narch_bits:%d\r\nmonotonic_clock:%s\r\nmultiplexing_api:epoll\r\n"
+		    "os:%s %s %s\r\narch_bits:%d\r\nmonotonic_clock:%s\r\n"
+		    "multiplexing_api:epoll\r\n"
 		    "atomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\nprocess_id:%d\r\n"
 		    "process_supervised:no\r\nrun_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\n"
 		    "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%lld\r\nconfigured_hz:%"
@@ -371,12 +380,13 @@ void cmd_info(struct conn *c, int argc)
 		/* no Lua, no functions: Redis's figures for empty engines would
 		 * be its VMs' own; rcukv has none, so 0 */
 		sb_printf(&s,
-			  "used_memory_lua:0\r\nused_memory_vm_eval:0\r\nused_memory_lua_human:%s\r\n"
-			  "used_memory_scripts_eval:0\r\nnumber_of_cached_scripts:0\r\n"
-			  "number_of_functions:0\r\nnumber_of_libraries:0\r\n"
-			  "used_memory_vm_functions:0\r\nused_memory_vm_total:0\r\n"
-			  "used_memory_vm_total_human:%s\r\nused_memory_functions:0\r\n"
-			  "used_memory_scripts:0\r\nused_memory_scripts_human:%s\r\n",
+			  "used_memory_lua:0\r\nused_memory_vm_eval:0\r\n"
+			  "used_memory_lua_human:%s\r\nused_memory_scripts_eval:0\r\n"
+			  "number_of_cached_scripts:0\r\nnumber_of_functions:0\r\n"
+			  "number_of_libraries:0\r\nused_memory_vm_functions:0\r\n"
+			  "used_memory_vm_total:0\r\nused_memory_vm_total_human:%s\r\n"
+			  "used_memory_functions:0\r\nused_memory_scripts:0\r\n"
+			  "used_memory_scripts_human:%s\r\n",
 			  h_zero, h_zero, h_zero);
 		/* lazyfree_*: rcukv frees every deleted entry after a grace period
 		 * on the RCU callback thread; those frees are the RCU section's
@@ -395,13 +405,7 @@ void cmd_info(struct conn *c, int argc)
 			  maxmem, h_max, evict_policy_names[atomic_load(&g_cfg.maxmemory_policy)],
 			  m.alloc_frag, m.alloc_frag_bytes, m.alloc_rss, m.alloc_rss_bytes,
 			  m.rss_overhead, m.rss_overhead_bytes, m.frag, m.frag_bytes,
-			  evict_not_counted(), m.clients_normal,
-#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-			  "jemalloc"
-#else
-			  "libc"
-#endif
-		);
+			  evict_not_counted(), m.clients_normal, MEM_ALLOCATOR_NAME);
 		sections++;
 	}
 	if (want("persistence", argc, c, 1)) {
@@ -429,12 +433,14 @@ void cmd_info(struct conn *c, int argc)
 		    "sync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n"
 		    "expired_keys:%llu\r\nexpired_stale_perc:%.2f\r\n"
 		    "expired_time_cap_reached_count:%llu\r\nexpire_cycle_cpu_milliseconds:%llu\r\n"
-		    "evicted_keys:%llu\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:%llu\r\n"
+		    "evicted_keys:%llu\r\nevicted_clients:0\r\n"
+		    "total_eviction_exceeded_time:%llu\r\n"
 		    "current_eviction_exceeded_time:%llu\r\nkeyspace_hits:%llu\r\n"
 		    "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n",
 		    sections ? "\r\n" : "", STAT(conns_received), STAT(commands),
 		    inst_metric(INST_OPS), STAT(net_in), STAT(net_out),
-		    (double)inst_metric(INST_NET_IN) / 1024, (double)inst_metric(INST_NET_OUT) / 1024,
+		    (double)inst_metric(INST_NET_IN) / 1024,
+		    (double)inst_metric(INST_NET_OUT) / 1024,
 		    atomic_load(&g_srv.rejected_conns) - atomic_load(&base_rejected),
 		    db_expired_total() - atomic_load(&base_expired), stale, cap, cpu_ms,
 		    evict_evicted_keys(), ex_total, ex_cur, STAT(keyspace_hits),
@@ -494,17 +500,16 @@ void cmd_info(struct conn *c, int argc)
 			if (tid)
 				thread_cpu(tid, &mu, &ms);
 		}
-		sb_printf(&s,
-			  "%s# CPU\r\nused_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n"
-			  "used_cpu_sys_children:%ld.%06ld\r\nused_cpu_user_children:%ld.%06ld\r\n"
-			  "used_cpu_sys_main_thread:%lld.%06lld\r\n"
-			  "used_cpu_user_main_thread:%lld.%06lld\r\n",
-			  sections ? "\r\n" : "", (long)ru.ru_stime.tv_sec,
-			  (long)ru.ru_stime.tv_usec, (long)ru.ru_utime.tv_sec,
-			  (long)ru.ru_utime.tv_usec, (long)ch.ru_stime.tv_sec,
-			  (long)ch.ru_stime.tv_usec, (long)ch.ru_utime.tv_sec,
-			  (long)ch.ru_utime.tv_usec, ms / 1000000, ms % 1000000, mu / 1000000,
-			  mu % 1000000);
+		sb_printf(
+		    &s,
+		    "%s# CPU\r\nused_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n"
+		    "used_cpu_sys_children:%ld.%06ld\r\nused_cpu_user_children:%ld.%06ld\r\n"
+		    "used_cpu_sys_main_thread:%lld.%06lld\r\n"
+		    "used_cpu_user_main_thread:%lld.%06lld\r\n",
+		    sections ? "\r\n" : "", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
+		    (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec, (long)ch.ru_stime.tv_sec,
+		    (long)ch.ru_stime.tv_usec, (long)ch.ru_utime.tv_sec, (long)ch.ru_utime.tv_usec,
+		    ms / 1000000, ms % 1000000, mu / 1000000, mu % 1000000);
 		sections++;
 	}
 	if (want("rcu", argc, c, 1)) {

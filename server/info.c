@@ -94,18 +94,25 @@ size_t info_rss(void)
 	return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Main thread cron: one sample of each instantaneous metric, and the memory
- * peak. */
+/* Main thread cron, hz times a second: the memory peak, and every 100 ms (as
+ * Redis's run_with_period(100): every hz/10-th tick, each tick when hz <= 10,
+ * so the ring spans 1.6 s at any hz) one sample of each instantaneous
+ * metric. */
 void info_sample_ops(void)
 {
+	static unsigned long long loops; /* cron only */
+	long long hz = atomic_load_explicit(&g_cfg.hz, memory_order_relaxed);
 	long long now = util_mstime();
-	unsigned long long cur[INST_METRICS] = {
-	    [INST_OPS] = STATS_TOTAL(commands),
-	    [INST_NET_IN] = STATS_TOTAL(net_in),
-	    [INST_NET_OUT] = STATS_TOTAL(net_out),
-	};
+	unsigned long long cur[INST_METRICS];
 	size_t used = mem_used();
 
+	if (used > atomic_load_explicit(&mem_peak, memory_order_relaxed))
+		atomic_store_explicit(&mem_peak, used, memory_order_relaxed);
+	if (loops++ % (unsigned long long)(hz > 10 ? hz / 10 : 1))
+		return;
+	cur[INST_OPS] = STATS_TOTAL(commands);
+	cur[INST_NET_IN] = STATS_TOTAL(net_in);
+	cur[INST_NET_OUT] = STATS_TOTAL(net_out);
 	if (inst_last_ms && now > inst_last_ms) {
 		for (int m = 0; m < INST_METRICS; m++) {
 			long long v = (long long)((cur[m] - inst_last[m]) * 1000ULL /
@@ -117,8 +124,6 @@ void info_sample_ops(void)
 	}
 	inst_last_ms = now;
 	memcpy(inst_last, cur, sizeof(inst_last));
-	if (used > atomic_load_explicit(&mem_peak, memory_order_relaxed))
-		atomic_store_explicit(&mem_peak, used, memory_order_relaxed);
 }
 
 size_t info_mem_peak(size_t used)

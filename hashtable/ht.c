@@ -176,6 +176,10 @@ struct ht {
 	int worker_started, worker_stop;
 	struct ht_tbl *flushed;	 /* tables detached by ht_flush(), to free */
 	_Atomic int want_resize; /* set by writers (relaxed hint), cleared by worker */
+	/* Entries announced by ht_reserve() and not yet ht_reserve_done(): the
+	 * shrink decision counts them, so a reservation is not undone before
+	 * its inserts land (relaxed: a hint, read under resize_lock). */
+	_Atomic size_t reserved;
 
 	_Atomic size_t expire_cursor; /* ht_expire_cycle() position; relaxed */
 
@@ -2624,6 +2628,22 @@ int ht_resize(struct ht *ht, size_t nbuckets)
 	return ret;
 }
 
+int ht_reserve(struct ht *ht, size_t n)
+{
+	size_t want = ht_count(ht) + n;
+
+	atomic_fetch_add_explicit(&ht->reserved, n, memory_order_relaxed);
+	if (!ht->auto_resize || want <= atomic_load_explicit(&ht->nbuckets, memory_order_relaxed) ||
+	    atomic_load_explicit(&ht->snap_on, memory_order_relaxed))
+		return 0;
+	return ht_resize(ht, want < HT_MAX_BUCKETS ? want : HT_MAX_BUCKETS);
+}
+
+void ht_reserve_done(struct ht *ht, size_t n)
+{
+	atomic_fetch_sub_explicit(&ht->reserved, n, memory_order_relaxed);
+}
+
 /*
  * Load factor policy: grow past 1 entry per bucket, shrink under 1/8.  One
  * step (double or halve), decided under resize_lock from the size it is about
@@ -2640,7 +2660,8 @@ static int auto_resize_step(struct ht *ht)
 
 	if (c > nb && nb < HT_MAX_BUCKETS)
 		stepped = ht_grow(ht) == 0;
-	else if (c < nb / 8 && nb > ht->nstripes)
+	else if (c + atomic_load_explicit(&ht->reserved, memory_order_relaxed) < nb / 8 &&
+		 nb > ht->nstripes)
 		stepped = ht_shrink(ht) == 0;
 	resize_lock_release(ht);
 	return stepped;

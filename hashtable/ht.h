@@ -515,6 +515,26 @@ size_t ht_expire_cycle(struct ht *ht, size_t max_samples, size_t max_buckets, si
  */
 int ht_resize(struct ht *ht, size_t nbuckets);
 
+/**
+ * ht_reserve() - make room for @n more entries: if the table would go past
+ * its load factor (one entry per bucket) with them, grow it now.  For one
+ * caller about to insert many keys in one go while it stays online (an MSET
+ * of a million keys): the background resizer cannot grow the table
+ * meanwhile, since growing waits for grace periods and they wait for that
+ * caller, so every insert would walk longer chains (measured: MSET of 1M
+ * keys into an empty table did not answer within 30 s).  Does nothing when
+ * auto-resize is off or while a snapshot runs (a grow would wait for its
+ * end).  Until ht_reserve_done(@n), the background resizer counts the @n
+ * entries as there (it does not shrink the table back meanwhile).
+ * Context: as ht_resize(); the caller holds no reference to entries (it goes
+ * offline while it waits).  Return: 0 or -ENOMEM (the reservation holds
+ * either way: call ht_reserve_done()).
+ */
+int ht_reserve(struct ht *ht, size_t n);
+/** ht_reserve_done() - the @n entries of an ht_reserve() are in (or not
+ * coming).  Context: any. */
+void ht_reserve_done(struct ht *ht, size_t n);
+
 struct ht_stats {
 	size_t count;		    /* entries (as ht_count()) */
 	size_t expires;		    /* entries with an expiry */

@@ -490,10 +490,16 @@ static void mset_generic(struct conn *c, int argc, int nx)
 		reply_error(c, "too many keys in one command");
 		return;
 	}
+	/* Many keys: grow the table first (ht_reserve()); this command holds
+	 * no table reference yet. */
+	if (n >= 128)
+		(void)ht_reserve(db, n);
 	idx = xmalloc(n * sizeof(int));
 	for (size_t i = 0; i < n; i++)
 		idx[i] = 1 + 2 * (int)i;
 	rc = run_txn(c, n, idx, mset_fn, &a);
+	if (n >= 128)
+		ht_reserve_done(db, n);
 	free(idx);
 	if (rc < 0) {
 		reply_ht_err(c, rc);

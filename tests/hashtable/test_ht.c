@@ -570,6 +570,36 @@ static void test_explicit_resize_kept(void **st)
 	done(ht);
 }
 
+/* ht_reserve(): grows at once past the load factor for the entries to come
+ * (the caller stays online, as a worker in one big MSET); a no-op when
+ * there is room or auto-resize is off; the entries are all there after. */
+static void test_reserve(void **st)
+{
+	struct ht *ht = mk(0, 1), *fixed = mk(64, 0);
+	struct ht_stats hs;
+
+	(void)st;
+	fill(ht, 100);
+	ht_stats(ht, &hs);
+	size_t before = hs.buckets;
+	assert_int_equal(ht_reserve(ht, 100000), 0);
+	ht_stats(ht, &hs);
+	assert_true(hs.buckets >= 100100);
+	assert_true(hs.buckets > before);
+	before = hs.buckets;
+	assert_int_equal(ht_reserve(ht, 1000), 0); /* room enough: nothing */
+	ht_stats(ht, &hs);
+	assert_int_equal(hs.buckets, before);
+	fill(ht, 100000);
+	ht_reserve_done(ht, 101000);
+	check_all(ht, 100000);
+	assert_int_equal(ht_reserve(fixed, 100000), 0); /* auto-resize off */
+	ht_stats(fixed, &hs);
+	assert_int_equal(hs.buckets, 64);
+	done(ht);
+	done(fixed);
+}
+
 static void test_scan(void **st)
 {
 	struct ht *ht = mk(0, 1);
@@ -731,6 +761,7 @@ int main(void)
 	    cmocka_unit_test(test_resize),
 	    cmocka_unit_test(test_auto_resize),
 	    cmocka_unit_test(test_explicit_resize_kept),
+	    cmocka_unit_test(test_reserve),
 	    cmocka_unit_test(test_scan),
 	    cmocka_unit_test(test_scan_across_resize),
 	    cmocka_unit_test(test_random_sample),

@@ -674,23 +674,33 @@ static void test_many_keys(void)
 	char *r = NULL, want[32];
 
 	send_many(c, "MSET", n, 1, "big:");
-	CHECK(cl_reply(c, &r, 30000) > 0 && !strcmp(r, "+OK\r\n"), "MSET of %d keys: %s", n, r);
+	CHECK(cl_reply(c, &r, 30000) > 0 && !strcmp(r, "+OK\r\n"), "MSET of %d keys: %s", n,
+	      r ? r : "(no reply)");
 	free(r);
+	r = NULL;
 	expect(c, "$6\r\nb99999\r\n", "GET big:99999");
 	send_many(c, "MSETNX", n, 1, "big:"); /* every key exists: nothing set */
-	CHECK(cl_reply(c, &r, 30000) > 0 && !strcmp(r, ":0\r\n"), "MSETNX of %d keys: %s", n, r);
+	CHECK(cl_reply(c, &r, 30000) > 0 && !strcmp(r, ":0\r\n"), "MSETNX of %d keys: %s", n,
+	      r ? r : "(no reply)");
 	free(r);
+	r = NULL;
 	send_many(c, "DEL", n, 0, "big:");
 	snprintf(want, sizeof(want), ":%d\r\n", n);
-	CHECK(cl_reply(c, &r, 30000) > 0 && !strcmp(r, want), "DEL of %d keys: %s", n, r);
+	CHECK(cl_reply(c, &r, 30000) > 0 && !strcmp(r, want), "DEL of %d keys: %s", n,
+	      r ? r : "(no reply)");
 	free(r);
+	r = NULL;
 	send_many(c, "MSETNX", n, 1, "big:"); /* none exists: all set */
-	CHECK(cl_reply(c, &r, 30000) > 0 && !strcmp(r, ":1\r\n"), "MSETNX of %d new keys: %s", n, r);
+	CHECK(cl_reply(c, &r, 30000) > 0 && !strcmp(r, ":1\r\n"), "MSETNX of %d new keys: %s", n,
+	      r ? r : "(no reply)");
 	free(r);
+	r = NULL;
 	expect(c, "$2\r\nb0\r\n", "GET big:0");
 	send_many(c, "DEL", n, 0, "big:");
-	CHECK(cl_reply(c, &r, 30000) > 0 && !strcmp(r, want), "DEL of %d keys again: %s", n, r);
+	CHECK(cl_reply(c, &r, 30000) > 0 && !strcmp(r, want), "DEL of %d keys again: %s", n,
+	      r ? r : "(no reply)");
 	free(r);
+	r = NULL;
 	cl_free(c);
 }
 

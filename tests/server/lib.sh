@@ -42,28 +42,49 @@ scratch_cleanup() {
   rm -rf "$tmp"
 }
 
+# server_pid PORT: the process_id the server on PORT reports (INFO server).
+server_pid() {
+  redis-cli -p "$1" info server 2>/dev/null | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }'
+}
+
 # server_up EXT_PORT FIRST [ARGS...]: with EXT_PORT set, test the server
 # already listening there (external=1); else start $SRV with ARGS on the
 # first free port from FIRST, its log in $tmp/server.log (spid, in $pids;
 # external=0).  Sets P; ends the script with its closing line if nothing
-# answers.
+# answers.  A started server counts as up only when the one answering on P
+# reports its pid: two scripts that picked the same free port at the same
+# moment (two test runs on one machine) would otherwise both talk to the
+# one that got the port, each flushing and reconfiguring the other's data;
+# the one whose server could not listen moves on to the next free port.
 server_up() {
-  local ext=$1 first=$2
+  local ext=$1 first=$2 try
   shift 2
   if [ -n "$ext" ]; then
     P=$ext
     external=1
+    if wait_up "$P"; then
+      ok "server up on port $P"
+      return
+    fi
   else
     external=0
-    P=$(free_port "$first")
-    "$SRV" --port "$P" "$@" >"$tmp/server.log" 2>&1 &
-    spid=$!
-    pids+=("$spid")
+    for try in 1 2 3 4 5; do
+      P=$(free_port "$first")
+      [ "$P" = 0 ] && break
+      "$SRV" --port "$P" "$@" >"$tmp/server.log" 2>&1 &
+      spid=$!
+      pids+=("$spid")
+      if wait_up "$P" && [ "$(server_pid "$P")" = "$spid" ]; then
+        ok "server up on port $P"
+        return
+      fi
+      echo "# port $P: the server answering is not ours (pid $spid); trying the next port"
+      kill "$spid" 2>/dev/null
+      wait "$spid" 2>/dev/null
+      first=$((P + 1))
+    done
   fi
-  if ! wait_up "$P"; then
-    bad "server up on port $P"
-    echo "$pass passed, $fail failed"
-    exit 1
-  fi
-  ok "server up on port $P"
+  bad "server up on port $P"
+  echo "$pass passed, $fail failed"
+  exit 1
 }

@@ -543,7 +543,12 @@ void evict_cron(void)
 	long long mm = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed);
 	long long hz = atomic_load_explicit(&g_cfg.hz, memory_order_relaxed);
 
+	/* Under ev_lock: a policy switch (evict_config_changed()) between our
+	 * read of lfu_mode and the clock store would leave the other mode's
+	 * clock in the table for a tick. */
+	pthread_mutex_lock(&ev_lock);
 	clock_tick();
+	pthread_mutex_unlock(&ev_lock);
 	/* Batches of retired entries wait on their stripes for company (or for
 	 * the stripe's next batch, when parked): when writes stop, nothing else
 	 * sends them on, and their memory would wait with them.  Without

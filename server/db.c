@@ -477,7 +477,7 @@ static int run_txn(struct conn *c, size_t n, const int *argidx, ht_txn_fn fn, vo
 static void mset_generic(struct conn *c, int argc, int nx)
 {
 	struct mset_arg a = {c, nx, 0};
-	size_t n;
+	size_t n, reserved;
 	int *idx, rc;
 
 	if (argc % 2 == 0) {
@@ -492,14 +492,15 @@ static void mset_generic(struct conn *c, int argc, int nx)
 	}
 	/* Many keys: grow the table first (ht_reserve()); this command holds
 	 * no table reference yet. */
-	if (n >= 128)
-		(void)ht_reserve(db, n);
+	reserved = n >= 128 ? n : 0;
+	if (reserved)
+		(void)ht_reserve(db, reserved);
 	idx = xmalloc(n * sizeof(int));
 	for (size_t i = 0; i < n; i++)
 		idx[i] = 1 + 2 * (int)i;
 	rc = run_txn(c, n, idx, mset_fn, &a);
-	if (n >= 128)
-		ht_reserve_done(db, n);
+	if (reserved)
+		ht_reserve_done(db, reserved);
 	free(idx);
 	if (rc < 0) {
 		reply_ht_err(c, rc);

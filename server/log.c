@@ -61,41 +61,38 @@ void srv_log_raw(int level, const char *msg)
 	}
 }
 
-/* Decimal digits of @v at the end of buf[0..len), return where they start. */
-static char *fmt_ull(char *buf, size_t len, unsigned long long v)
+/* Append what fits of s[0..k) to line[0..cap), at *n. */
+static void put(char *line, size_t cap, size_t *n, const char *s, size_t k)
 {
-	char *p = buf + len;
+	if (k > cap - *n)
+		k = cap - *n;
+	memcpy(line + *n, s, k);
+	*n += k;
+}
+
+/* Append the decimal digits of @v. */
+static void put_ull(char *line, size_t cap, size_t *n, unsigned long long v)
+{
+	char num[24], *p = num + sizeof(num);
 
 	do {
 		*--p = (char)('0' + v % 10);
 		v /= 10;
-	} while (v && p > buf);
-	return p;
+	} while (v);
+	put(line, cap, n, p, (size_t)(num + sizeof(num) - p));
 }
 
 void srv_log_from_handler(const char *msg)
 {
-	char line[256], num[24], *d;
-	size_t n = 0, k;
+	char line[256];
+	size_t n = 0, cap = sizeof(line) - 1; /* room kept for the newline */
 
 	/* Only async-signal-safe calls: getpid, time, write. */
-	d = fmt_ull(num, sizeof(num), (unsigned long long)getpid());
-	k = (size_t)(num + sizeof(num) - d);
-	memcpy(line + n, d, k);
-	n += k;
-	memcpy(line + n, ":signal-handler (", 17);
-	n += 17;
-	d = fmt_ull(num, sizeof(num), (unsigned long long)time(NULL));
-	k = (size_t)(num + sizeof(num) - d);
-	memcpy(line + n, d, k);
-	n += k;
-	line[n++] = ')';
-	line[n++] = ' ';
-	k = strlen(msg);
-	if (k > sizeof(line) - n - 1)
-		k = sizeof(line) - n - 1;
-	memcpy(line + n, msg, k);
-	n += k;
+	put_ull(line, cap, &n, (unsigned long long)getpid());
+	put(line, cap, &n, ":signal-handler (", 17);
+	put_ull(line, cap, &n, (unsigned long long)time(NULL));
+	put(line, cap, &n, ") ", 2);
+	put(line, cap, &n, msg, strlen(msg));
 	line[n++] = '\n';
 	if (write(log_fd, line, n) < 0) {
 		/* nowhere left to report it */

@@ -272,20 +272,7 @@ static void make_dir(struct srv *s, const char *name)
 	mkdir(s->dir, 0755);
 }
 
-static int file_contains(const char *path, const char *needle)
-{
-	FILE *f = fopen(path, "r");
-	char line[4096];
-	int found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return found;
-}
-
+/* Lines of @path holding @needle. */
 static int file_count(const char *path, const char *needle)
 {
 	FILE *f = fopen(path, "r");
@@ -298,6 +285,11 @@ static int file_count(const char *path, const char *needle)
 		n += strstr(line, needle) != NULL;
 	fclose(f);
 	return n;
+}
+
+static int file_contains(const char *path, const char *needle)
+{
+	return file_count(path, needle) > 0;
 }
 
 static int file_exists(const char *path)

@@ -1407,14 +1407,23 @@ static pid_t spawn(const char *const *args, const char *logpath)
 	return pid;
 }
 
+/* Up = PING answers +PONG: the listeners open before the dump (even none)
+ * is loaded, and until then commands get -LOADING, as with Redis. */
 static int wait_up(int p, pid_t pid)
 {
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 400; i++) {
 		int fd = connect_to("127.0.0.1", p);
 
 		if (fd >= 0) {
+			char buf[64];
+			struct pollfd pfd = {.fd = fd, .events = POLLIN};
+			ssize_t n = 0;
+
+			if (send_all(fd, "PING\r\n", 6) == 0 && poll(&pfd, 1, 2000) == 1)
+				n = read(fd, buf, sizeof(buf) - 1);
 			close(fd);
-			return 0;
+			if (n == 7 && !memcmp(buf, "+PONG\r\n", 7))
+				return 0;
 		}
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			return -1;

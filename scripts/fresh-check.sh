@@ -28,11 +28,14 @@ top=$PWD
 pass=0
 fail=0
 skip=0
-skipped() { skip=$((skip + 1)); echo "skip $*"; }
+skipped() { skip=$((skip + 1)); echo "SKIP $*"; }
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { # check "what" 'shell expression' : the whole expression is the check
-	if eval "$2"; then ok "$1"; else bad "$1"; fi
+# check "what" 'shell expression': the whole expression is the check (one
+# quoted argument, as in tests/server/lib.sh)
+check() {
+	if [ $# -ne 2 ]; then bad "$1 (check takes one quoted expression)"; return 1; fi
+	if eval "$2"; then ok "$1"; else bad "$1"; return 1; fi
 }
 summary() { echo "$pass passed, $fail failed, $skip skipped"; [ "$fail" = 0 ]; }
 cannot() { echo "fresh-check: cannot make a throwaway Debian root: $*" >&2
@@ -257,6 +260,6 @@ rc=$?
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/test.log" | tail -n 1)
 tail -n 3 "$work/test.log" | sed 's/^/    | /'
 check "make test in the fresh root exits 0 and ends '0 failed' ($line; $((SECONDS - t0)) s)" \
-	'[ "$rc" = 0 ] && [ "${line#* passed, }" = "0 failed" ]'
+	'[ "$rc" = 0 ] && [[ "$line" =~ ^[0-9]+\ passed,\ 0\ failed ]]'
 [ "$rc" = 0 ] || grep -E '^FAIL' "$work/test.log" | sed 's/^/    | /'
 summary

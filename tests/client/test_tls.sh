@@ -23,7 +23,7 @@
 #     --cacert path (redis-cli's text), --cert without --key, bench with a
 #     wrong CA; and --insecure succeeds where verification would fail.
 # Skipped (0 failed, saying why) without the openssl CLI or redis-server.
-# Ends with 'N passed, M failed'.
+# Ends with 'N passed, M failed, K skipped'.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/client/lib.sh
 SRV=${B:-build/release}/rcukv-server
@@ -31,8 +31,8 @@ case $SRV in /*) ;; *) SRV=$PWD/$SRV ;; esac
 
 if ! command -v openssl >/dev/null || ! command -v redis-server >/dev/null ||
 	! redis-cli --help 2>&1 | grep -q -- '--tls'; then
-	echo "SKIP: needs the openssl CLI, redis-server and a redis-cli built with TLS"
-	echo "0 passed, 0 failed"
+	skip "needs the openssl CLI, redis-server and a redis-cli built with TLS"
+	echo "0 passed, 0 failed, 1 skipped"
 	exit 0
 fi
 for f in "$CLI" "$SRV"; do
@@ -100,11 +100,11 @@ suite() {
 
 	RP flushall >/dev/null
 	out=$(C ping 2>&1)
-	check "$name: PING over TLS ($out)" [ "$out" = PONG ]
+	check "$name: PING over TLS ($out)" '[ "$out" = PONG ]'
 	out=$(C set tk "tls value" 2>&1)
-	check "$name: SET over TLS ($out)" [ "$out" = OK ]
+	check "$name: SET over TLS ($out)" '[ "$out" = OK ]'
 	out=$(RP get tk)
-	check "$name: the plain port sees the key written over TLS" [ "$out" = "tls value" ]
+	check "$name: the plain port sees the key written over TLS" '[ "$out" = "tls value" ]'
 	C rpush tl a "b c" 1 >/dev/null
 	for args in "get tk" "lrange tl 0 -1" "get nokey" "incr tk" "hello 3"; do
 		# shellcheck disable=SC2086
@@ -112,25 +112,25 @@ suite() {
 		if [ "$args" = "hello 3" ]; then # server name and version differ: compare the shape
 			sed -i 's/"[^"]*"$/"."/; s/(integer) [0-9]*$/(integer) n/' "$TMP/a" "$TMP/b"
 		fi
-		check "$name: '$args' printed as redis-cli --tls prints it" cmp -s "$TMP/a" "$TMP/b"
+		check "$name: '$args' printed as redis-cli --tls prints it" 'cmp -s "$TMP/a" "$TMP/b"'
 	done
 	out=$(timeout 30 "$CLI" -u "rediss://127.0.0.1:$TP" "${CERTS[@]}" get tk 2>&1)
-	check "$name: rediss:// URI ($out)" [ "$out" = "tls value" ]
+	check "$name: rediss:// URI ($out)" '[ "$out" = "tls value" ]'
 	out=$(timeout 30 "$CLI" -p "$TP" "${TLS[@]}" --sni localhost ping 2>&1)
-	check "$name: --sni localhost matches the DNS name ($out)" [ "$out" = PONG ]
+	check "$name: --sni localhost matches the DNS name ($out)" '[ "$out" = PONG ]'
 
 	head -c 3000000 /dev/zero | tr '\0' y >"$TMP/big"
 	C -x set big <"$TMP/big" >/dev/null
 	out=$(C get big | wc -c)
-	check "$name: 3 MB value both ways over TLS ($out bytes)" [ "$out" = 3000001 ]
+	check "$name: 3 MB value both ways over TLS ($out bytes)" '[ "$out" = 3000001 ]'
 
 	printf 'set l1 one\nget l1\nincr n\nincr n\nget n\n' | C >"$TMP/a" 2>&1
-	check "$name: line mode (pipe) over TLS" [ "$(tr '\n' ' ' <"$TMP/a")" = "OK one 1 2 2 " ]
+	check "$name: line mode (pipe) over TLS" '[ "$(tr "\n" " " <"$TMP/a")" = "OK one 1 2 2 " ]'
 	printf 'set ik "a b"\nget ik\nquit\n' |
 		script -qec "$(printf '%q ' timeout --foreground 30 "$CLI" -p "$TP" "${TLS[@]}")" /dev/null >"$TMP/i" 2>&1
 	tr -d '\r' <"$TMP/i" >"$TMP/i2"
 	check "$name: interactive mode over TLS (prompt and quoted reply)" \
-		bash -c "grep -q '127.0.0.1:$TP> ' '$TMP/i2' && grep -q '^\"a b\"\$' '$TMP/i2'"
+		'grep -q "127.0.0.1:$TP> " "$TMP/i2" && grep -q "^\"a b\"\$" "$TMP/i2"'
 
 	# bench: the server counts the commands (its plain port answers INFO).
 	RP config resetstat >/dev/null
@@ -139,14 +139,14 @@ suite() {
 	rc=$?
 	out=$(RP info stats | tr -d '\r' | sed -n 's/^total_commands_processed:\([0-9]*\)/\1/p')
 	check "$name: bench over TLS, 8 connections, pipeline 16: exit $rc, errors 0" \
-		bash -c "[ $rc = 0 ] && grep -q '^errors       0$' '$TMP/b1'"
+		'[ "$rc" = 0 ] && grep -q "^errors       0\$" "$TMP/b1"'
 	# the 20000 requests and this INFO (the connections sent nothing else)
-	check "$name: bench over TLS: the server ran the 20000 requests ($out)" [ "${out:-0}" = 20001 ]
+	check "$name: bench over TLS: the server ran the 20000 requests ($out)" '[ "${out:-0}" = 20001 ]'
 	timeout 60 "$CLI" -p "$TP" "${TLS[@]}" bench -q -t 1 -c 2 -P 8 --requests 400 --ratio 0:1 \
 		--data-size 200000 >"$TMP/b2" 2>&1
 	rc=$?
 	check "$name: bench over TLS, pipelined 200 KB SETs (partial TLS writes): exit $rc, errors 0" \
-		bash -c "[ $rc = 0 ] && grep -q '^errors       0$' '$TMP/b2' && grep -q '^requests     400 ' '$TMP/b2'"
+		'[ "$rc" = 0 ] && grep -q "^errors       0\$" "$TMP/b2" && grep -q "^requests     400 " "$TMP/b2"'
 
 	# The server closes every connection mid-run: the generator reconnects over TLS.
 	RP config resetstat >/dev/null
@@ -157,64 +157,64 @@ suite() {
 	wait $bp; rc=$?
 	out=$(RP info stats | tr -d '\r' | sed -n 's/^total_connections_received:\([0-9]*\)/\1/p')
 	check "$name: bench over TLS, connections killed mid-run: exit $rc, in-flight counted, reconnected ($out connections)" \
-		bash -c "[ $rc = 0 ] && grep -q '\"connection\": [1-9]' '$TMP/kill.json' && [ ${out:-0} -ge 5 ]"
+		'[ "$rc" = 0 ] && grep -q "\"connection\": [1-9]" "$TMP/kill.json" && [ "${out:-0}" -ge 5 ]'
 
 	# ---- refusals ----
 	"$CLI" -p "$TP" --tls --cacert "$TMP/nonexistent.crt" ping >/dev/null 2>"$TMP/e"
 	rc=$?
 	redis-cli -p "$TP" --tls --cacert "$TMP/nonexistent.crt" ping >/dev/null 2>"$TMP/re"
 	check "$name: bad --cacert path: exit $rc, redis-cli's message" \
-		bash -c "[ $rc = 1 ] && [ \"\$(head -1 '$TMP/e')\" = \"\$(head -1 '$TMP/re')\" ]"
+		'[ "$rc" = 1 ] && [ "$(head -1 "$TMP/e")" = "$(head -1 "$TMP/re")" ]'
 	timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/rogue.crt" --cert "$TMP/client.crt" \
 		--key "$TMP/client.key" ping >"$TMP/o" 2>"$TMP/e"
 	rc=$?
-	check "$name: wrong CA: exit 1" [ $rc = 1 ]
+	check "$name: wrong CA: exit 1" '[ $rc = 1 ]'
 	check "$name: wrong CA: redis-cli's message and the reason" \
-		grep -q "^Could not connect to Redis at 127.0.0.1:$TP: SSL_connect failed: certificate verify failed (" "$TMP/e"
-	check "$name: wrong CA: nothing on stdout" [ ! -s "$TMP/o" ]
+		'grep -q "^Could not connect to Redis at 127.0.0.1:$TP: SSL_connect failed: certificate verify failed (" "$TMP/e"'
+	check "$name: wrong CA: nothing on stdout" '[ ! -s "$TMP/o" ]'
 	out=$(timeout 30 "$CLI" -p "$TP" --tls --insecure --cert "$TMP/client.crt" --key "$TMP/client.key" ping 2>&1)
-	check "$name: --insecure without the CA succeeds ($out)" [ "$out" = PONG ]
+	check "$name: --insecure without the CA succeeds ($out)" '[ "$out" = PONG ]'
 	timeout 30 "$CLI" -p "$TP" "${TLS[@]}" --sni other.example ping >/dev/null 2>"$TMP/e"
 	rc=$?
 	check "$name: name mismatch (--sni other.example): exit $rc, 'hostname mismatch'" \
-		bash -c "[ $rc = 1 ] && grep -q 'certificate verify failed (hostname mismatch: the certificate does not name .other.example.' '$TMP/e'"
+		'[ "$rc" = 1 ] && grep -q "certificate verify failed (hostname mismatch: the certificate does not name .other.example." "$TMP/e"'
 	out=$(timeout 30 "$CLI" -p "$TP" "${TLS[@]}" --sni other.example --insecure ping 2>&1)
-	check "$name: name mismatch with --insecure succeeds ($out)" [ "$out" = PONG ]
+	check "$name: name mismatch with --insecure succeeds ($out)" '[ "$out" = PONG ]'
 	timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/ca.crt" set nocert 1 >"$TMP/o" 2>"$TMP/e"
 	rc=$?
 	check "$name: client certificate required and missing: exit $rc, a message, not served" \
-		bash -c "[ $rc = 1 ] && [ -s '$TMP/e' ] && ! grep -q OK '$TMP/o' && [ -z \"\$(redis-cli -p $P exists nocert | grep 1)\" ]"
+		'[ "$rc" = 1 ] && [ -s "$TMP/e" ] && ! grep -q OK "$TMP/o" && [ -z "$(redis-cli -p "$P" exists nocert | grep 1)" ]'
 	timeout 30 "$CLI" -p "$TP" ping >"$TMP/o" 2>&1
 	rc=$?
-	check "$name: plain RESP to the TLS port fails (exit $rc)" [ $rc = 1 ]
+	check "$name: plain RESP to the TLS port fails (exit $rc)" '[ $rc = 1 ]'
 	timeout 30 "$CLI" -p "$P" -t 1 "${TLS[@]}" ping >/dev/null 2>"$TMP/e"
 	rc=$?
 	check "$name: --tls to the plain port fails within -t (exit $rc)" \
-		bash -c "[ $rc = 1 ] && grep -q 'SSL_connect failed' '$TMP/e'"
+		'[ "$rc" = 1 ] && grep -q "SSL_connect failed" "$TMP/e"'
 	timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/rogue.crt" "${CERTS[@]:2}" bench -q \
 		-c 2 --requests 100 >/dev/null 2>"$TMP/e"
 	rc=$?
 	check "$name: bench with a wrong CA: exit $rc, verify failure named" \
-		bash -c "[ $rc = 1 ] && grep -q 'certificate verify failed' '$TMP/e'"
+		'[ "$rc" = 1 ] && grep -q "certificate verify failed" "$TMP/e"'
 }
 
 # ---- option errors (no server needed) ----
 "$CLI" -p 1 --tls --cacert "$TMP/ca.crt" --cert "$TMP/nonexistent.crt" --key "$TMP/client.key" ping >/dev/null 2>"$TMP/e"; rc=$?
 check "bad --cert path: exit $rc, 'Invalid client certificate'" \
-	bash -c "[ $rc = 1 ] && grep -q 'Could not negotiate a TLS connection: Invalid client certificate' '$TMP/e'"
+	'[ "$rc" = 1 ] && grep -q "Could not negotiate a TLS connection: Invalid client certificate" "$TMP/e"'
 "$CLI" -p 1 --tls --cacert "$TMP/ca.crt" --cert "$TMP/client.crt" --key "$TMP/rogue.key" ping >/dev/null 2>"$TMP/e"; rc=$?
 check "key not matching the certificate: exit $rc, 'Invalid private key'" \
-	bash -c "[ $rc = 1 ] && grep -q 'Invalid private key' '$TMP/e'"
+	'[ "$rc" = 1 ] && grep -q "Invalid private key" "$TMP/e"'
 "$CLI" -p 1 --tls --cert "$TMP/client.crt" ping >/dev/null 2>"$TMP/e"; rc=$?
-check "--cert without --key: exit $rc, said so" bash -c "[ $rc = 1 ] && grep -q -- '--key' '$TMP/e'"
+check "--cert without --key: exit $rc, said so" '[ "$rc" = 1 ] && grep -q -- --key "$TMP/e"'
 "$CLI" --help >"$TMP/h"
 missing=
 for f in --tls --sni --cacert --cacertdir --insecure --cert --key; do
 	grep -q -- " $f[ ,]" "$TMP/h" || missing="$missing $f"
 done
-check "--help documents the TLS flags${missing:+ (missing:$missing)}" [ -z "$missing" ]
+check "--help documents the TLS flags${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
 "$CLI" bench --help >"$TMP/h"
-check "bench --help documents --tls" grep -q -- "--tls" "$TMP/h"
+check "bench --help documents --tls" 'grep -q -- "--tls" "$TMP/h"'
 
 # ---- rcukv-server ----
 free_port; P=$FREE; free_port; TP=$FREE
@@ -244,13 +244,13 @@ redis-server --port "$P" --tls-port "$TP" --bind 127.0.0.1 --save '' --appendonl
 PIDS+=($!)
 if wait_up "$P"; then
 	out=$(timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/ca.crt" ping 2>&1)
-	check "CN=127.0.0.1 without subjectAltName: -h 127.0.0.1 accepted, as redis-cli ($out)" [ "$out" = PONG ]
+	check "CN=127.0.0.1 without subjectAltName: -h 127.0.0.1 accepted, as redis-cli ($out)" '[ "$out" = PONG ]'
 	out=$(timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/ca.crt" --sni 127.0.0.2 ping 2>&1)
 	check "CN=127.0.0.1 without subjectAltName: another address refused" \
-		grep -q "certificate verify failed (IP address mismatch" <<<"$out"
+		'grep -q "certificate verify failed (IP address mismatch" <<<"$out"'
 	out=$(timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/rogue.crt" ping 2>&1)
 	check "CN=127.0.0.1 without subjectAltName: the chain is still verified" \
-		grep -q "certificate verify failed" <<<"$out"
+		'grep -q "certificate verify failed" <<<"$out"'
 else
 	fail "redis-server with a CN-only certificate did not start"; sed 's/^/    | /' "$TMP/redis-cn.log"
 fi

@@ -1,11 +1,30 @@
 # tests/server/lib.sh - shared by the server's shell tests (sourced).
-# Counters and checks (each script ends with "$pass passed, $fail failed"),
-# a free loopback port in the script's own block, and a wait for a server.
-# Before sourcing, set PORT_LAST: the last port of the script's block.
-pass=0; fail=0
+# Counters and checks (each script ends with summary: "N passed, M failed,
+# K skipped"), a free loopback port in the script's own block, and a wait for
+# a server.  Before sourcing, set PORT_LAST: the last port of the script's block.
+pass=0; fail=0; skipped=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+# skip WHAT: a check that cannot be made on this machine (printed and counted
+# as skipped, never as passed)
+skip() { skipped=$((skipped + 1)); echo "SKIP $*"; }
+# summary: the closing line tests/run.sh reads
+summary() { echo "$pass passed, $fail failed, $skipped skipped"; }
+
+# check WHAT 'EXPR': EXPR is ONE string, evaluated whole (eval), so every part
+# of a compound condition is checked:
+#   check "policy and limit" '[ "$p" = noeviction ] && [ "$m" = 0 ]'
+# Anything else after WHAT is refused as a failure: the old form
+#   check "policy and limit" [ "$p" = noeviction ] && [ "$m" = 0 ]
+# ran check on the first test only and evaluated the second outside it
+# (issue 14), and now arrives here as several words.  Returns EXPR's status.
+check() {
+  if [ $# -ne 2 ]; then
+    bad "$1 (check takes one quoted expression; got $(($# - 1)) words: ${*:2})"
+    return 1
+  fi
+  if eval "$2"; then ok "$1"; else bad "$1"; return 1; fi
+}
 
 # free_port FIRST: the first port in FIRST..PORT_LAST nobody listens on, or 0.
 free_port() {
@@ -85,6 +104,6 @@ server_up() {
     done
   fi
   bad "server up on port $P"
-  echo "$pass passed, $fail failed"
+  summary
   exit 1
 }

@@ -13,15 +13,13 @@
 #     ENOSPC and leaves the old dump loadable.
 # redis-server runs on a free loopback port in 7300-7349, with --dir a temp
 # dir and persistence otherwise off; it is stopped by its PID.  Uses the test
-# binary's tool modes ($B/tests/server/test_rdb).  Ends "N passed, M failed".
+# binary's tool modes ($B/tests/server/test_rdb).  Ends "N passed, M failed, K skipped".
 set -u
 B=${B:-build/release}
 T=$B/tests/server/test_rdb
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+PORT_LAST=7349
+# shared counters, ok/bad/skip/check/summary
+. "$(dirname "$0")/lib.sh"
 
 tmp=$(mktemp -d /tmp/rdb_redis.XXXXXX)
 rpid=""
@@ -133,24 +131,24 @@ for flags in "compress checksum" ""; do
 	fi
 	ok "redis-server 7 started on port $port with $name"
 	n=$(cli dbsize)
-	check "DBSIZE after loading $name is 1028 (1029 keys less the expired one): $n" [ "$n" = 1028 ]
+	check "DBSIZE after loading $name is 1028 (1029 keys less the expired one): $n" '[ "$n" = 1028 ]'
 	cli eval "$LUA_DUMP" 0 >"$d/lines" 2>&1
 	if "$T" verify-lines "$d/lines" "$base"; then
 		ok "redis-cli sees every key, value and TTL of $name"
 	else
 		bad "redis-cli view of $name"
 	fi
-	check "GET plain" [ "$(cli get plain)" = hello ]
-	check "GET i64n" [ "$(cli get i64n)" = -9223372036854775808 ]
+	check "GET plain" '[ "$(cli get plain)" = hello ]'
+	check "GET i64n" '[ "$(cli get i64n)" = -9223372036854775808 ]'
 	check "PEXPIRETIME compressible = base + 1 day" \
-		[ "$(cli pexpiretime compressible)" = $((base + 86400000)) ]
-	check "STRLEN big-compressible" [ "$(cli strlen big-compressible)" = $((3 * 1024 * 1024 + 7)) ]
+		'[ "$(cli pexpiretime compressible)" = $((base + 86400000)) ]'
+	check "STRLEN big-compressible" '[ "$(cli strlen big-compressible)" = $((3 * 1024 * 1024 + 7)) ]'
 	# Byte-for-byte: Redis's own save of the same data, record by record.
 	if [ -n "$flags" ]; then cli config set rdbcompression yes >/dev/null
 	else cli config set rdbcompression no >/dev/null; fi
 	# (dbfilename is a protected config in 7.0: SAVE overwrites the loaded
 	# dump.rdb, a copy of $tmp/$name.)
-	check "redis SAVE" [ "$(cli save)" = OK ]
+	check "redis SAVE" '[ "$(cli save)" = OK ]'
 	mv "$d/dump.rdb" "$d/resaved.rdb"
 	"$T" records "$tmp/$name" | grep -v "^$expired_key " | sort >"$d/ours.rec"
 	"$T" records "$d/resaved.rdb" | sort >"$d/redis.rec"
@@ -162,7 +160,7 @@ for flags in "compress checksum" ""; do
 		diff "$d/ours.rec" "$d/redis.rec" | cut -c1-150 | head -6 | sed 's/^/    | /'
 	fi
 	check "redis-server's file reads back through our reader" \
-		"$T" verify-rdb "$d/resaved.rdb" "$base"
+		'"$T" verify-rdb "$d/resaved.rdb" "$base"'
 	stop_redis
 done
 
@@ -196,7 +194,7 @@ if start_redis "$d" dump.rdb; then
 	echo "RPUSH l:big $(head -c 20000 /dev/zero | tr '\0' y)" | cli >/dev/null
 	cli function load "#!lua name=rdbtest
 redis.register_function('rdbtest_f', function() return 1 end)" >/dev/null
-	check "redis SAVE (types)" [ "$(cli save)" = OK ]
+	check "redis SAVE (types)" '[ "$(cli save)" = OK ]'
 	for k in s:ttl-ex s:ttl-px s:ttl-at; do
 		echo "$(printf %s "$k" | od -An -tx1 | tr -d ' \n') $(cli pexpiretime "$k")"
 	done >"$d/want-exp"
@@ -204,7 +202,7 @@ redis.register_function('rdbtest_f', function() return 1 end)" >/dev/null
 	# rdbchecksum cannot change at run time: restart with it off.
 	cp "$d/dump.rdb" "$d/types.rdb"
 	if start_redis "$d" dump.rdb --rdbchecksum no; then
-		check "redis SAVE without checksum" [ "$(cli save)" = OK ]
+		check "redis SAVE without checksum" '[ "$(cli save)" = OK ]'
 		stop_redis
 		mv "$d/dump.rdb" "$d/nocrc.rdb"
 	else
@@ -221,30 +219,30 @@ redis.register_function('rdbtest_f', function() return 1 end)" >/dev/null
 	out=$("$T" load "$d/dump.rdb" skip)
 	rc=$?
 	echo "    $out"
-	check "load with skip succeeds" [ $rc = 0 ]
-	check "skip counts by type" grep -q "skipped 10: list=2 set=3 zset=2 hash=2 stream=1 module=0, functions 1, checksum verified" <<<"$out"
-	check "6 string keys" grep -q "6 string keys (0 expired)" <<<"$out"
+	check "load with skip succeeds" '[ $rc = 0 ]'
+	check "skip counts by type" 'grep -q "skipped 10: list=2 set=3 zset=2 hash=2 stream=1 module=0, functions 1, checksum verified" <<<"$out"'
+	check "6 string keys" 'grep -q "6 string keys (0 expired)" <<<"$out"'
 	"$T" print "$d/dump.rdb" skip >"$d/print"
 	good=1
 	while read -r hk want; do
 		got=$(awk -v k="$hk" '$1 == k { print $3 }' "$d/print")
 		[ "$got" = "$want" ] || { good=0; echo "    expiry of $hk: ours $got, redis $want"; }
 	done <"$d/want-exp"
-	check "absolute expiries match PEXPIRETIME" [ $good = 1 ]
-	check "s:int loads as 12345" grep -q "^733a696e74 3132333435 -1 0$" "$d/print"
+	check "absolute expiries match PEXPIRETIME" '[ $good = 1 ]'
+	check "s:int loads as 12345" 'grep -q "^733a696e74 3132333435 -1 0$" "$d/print"'
 	out=$("$T" load "$d/nocrc.rdb" skip)
 	check "file saved with rdbchecksum no loads (not verified): $out" \
-		grep -q "skipped 10: .*checksum not verified" <<<"$out"
+		'grep -q "skipped 10: .*checksum not verified" <<<"$out"'
 	# A flipped byte in Redis's file is caught by the checksum.
 	cp "$d/dump.rdb" "$d/flipped.rdb"
 	size=$(stat -c %s "$d/flipped.rdb")
 	printf '\x5a' | dd of="$d/flipped.rdb" bs=1 seek=$((size / 2)) conv=notrunc status=none
 	out=$("$T" load "$d/flipped.rdb" skip)
-	check "flipped byte in redis's file rejected" grep -q "load error: offset" <<<"$out"
+	check "flipped byte in redis's file rejected" 'grep -q "load error: offset" <<<"$out"'
 	head -c $((size - 100)) "$d/dump.rdb" >"$d/short.rdb"
 	out=$("$T" load "$d/short.rdb" skip)
 	check "truncated redis file rejected: $(grep 'load error' <<<"$out" | cut -c1-100)" \
-		grep -q "load error: offset [0-9]*: " <<<"$out"
+		'grep -q "load error: offset [0-9]*: " <<<"$out"'
 else
 	bad "redis-server start for the types file"
 fi
@@ -258,15 +256,15 @@ if mount -t tmpfs -o size=1m tmpfs "$tmp/small" 2>/dev/null; then
 	out=$("$T" write "$tmp/small/dump.rdb" "$base" 2>&1)
 	rc=$?
 	check "save to a full tmpfs fails with ENOSPC: $out" \
-		grep -q "No space left on device" <<<"$out"
-	check "failed save exit status" [ $rc != 0 ]
+		'grep -q "No space left on device" <<<"$out"'
+	check "failed save exit status" '[ $rc != 0 ]'
 	after=$("$T" load "$tmp/small/dump.rdb")
-	check "old dump intact after ENOSPC ($after)" [ "$before" = "$after" ]
-	check "no temporary file left" [ "$(ls "$tmp/small")" = dump.rdb ]
+	check "old dump intact after ENOSPC ($after)" '[ "$before" = "$after" ]'
+	check "no temporary file left" '[ "$(ls "$tmp/small")" = dump.rdb ]'
 	umount "$tmp/small" && mounted=""
 else
-	echo "skip tmpfs disk-full test: cannot mount tmpfs here (test_rdb covers RLIMIT_FSIZE)"
+	skip "tmpfs disk-full test: cannot mount tmpfs here (test_rdb covers RLIMIT_FSIZE)"
 fi
 
-echo "$pass passed, $fail failed"
+summary
 [ $fail = 0 ]

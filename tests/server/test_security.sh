@@ -65,31 +65,31 @@ if wait_up "$P" s3cret; then
     bad "cases_auth.txt"; echo "$out" | tail -n 30 | sed 's/^/    | /'
   fi
   r=$(redis-cli -p "$P" set k1 v1 2>&1)
-  check "redis-cli without -a gets NOAUTH ($r)" [ "$r" = "NOAUTH Authentication required." ]
+  check "redis-cli without -a gets NOAUTH ($r)" '[ "$r" = "NOAUTH Authentication required." ]'
   r=$(redis-cli -p "$P" -a s3cret --no-auth-warning set k1 v1 2>&1)
-  check "redis-cli -a set ($r)" [ "$r" = "OK" ]
+  check "redis-cli -a set ($r)" '[ "$r" = "OK" ]'
   r=$(redis-cli -p "$P" -a s3cret --no-auth-warning get k1 2>&1)
-  check "redis-cli -a get ($r)" [ "$r" = "v1" ]
+  check "redis-cli -a get ($r)" '[ "$r" = "v1" ]'
   r=$(redis-cli -p "$P" -a wrong --no-auth-warning get k1 2>&1)
-  check "redis-cli -a wrong password refused" grep -q "WRONGPASS" <<<"$r"
+  check "redis-cli -a wrong password refused" 'grep -q "WRONGPASS" <<<"$r"'
   r=$(redis-cli -p "$P" --user default --pass s3cret --no-auth-warning -3 acl whoami 2>&1)
-  check "redis-cli --user --pass -3 (HELLO 3 AUTH) whoami ($r)" [ "$r" = "default" ]
+  check "redis-cli --user --pass -3 (HELLO 3 AUTH) whoami ($r)" '[ "$r" = "default" ]'
   r=$(timeout 60 redis-benchmark -p "$P" -a s3cret -t set,get -n 5000 -c 10 -q 2>&1 | tr '\r' '\n')
   n=$(grep -cE '^(SET|GET): [0-9.]+ requests per second' <<<"$r")
-  check "redis-benchmark -a: 2 result lines, no error ($n)" [ "$n" = 2 ] && ! grep -qiE 'err|noauth' <<<"$r"
+  check "redis-benchmark -a: 2 result lines, no error ($n)" '[ "$n" = 2 ] && ! grep -qiE "err|noauth" <<<"$r"'
   r=$(redis-cli -p "$P" -a s3cret --no-auth-warning shutdown 2>&1)
   wait "$apid"; rc=$?
-  check "SHUTDOWN after auth: exit $rc" [ "$rc" = 0 ]
+  check "SHUTDOWN after auth: exit $rc" '[ "$rc" = 0 ]'
 else
   bad "server with requirepass did not start"; sed 's/^/    | /' "$tmp/auth.log"
 fi
 
 printf 'port %s\nrename-command NOSUCHCMD foo\n' "$P" >"$tmp/bad.conf"
 "$SRV" "$tmp/bad.conf" >"$tmp/bad.log" 2>&1; rc=$?
-check "rename-command of an unknown command: exit $rc" [ "$rc" = 1 ] && grep -q "No such command in rename-command" "$tmp/bad.log"
+check "rename-command of an unknown command: exit $rc" '[ "$rc" = 1 ] && grep -q "No such command in rename-command" "$tmp/bad.log"'
 printf 'port %s\nrename-command GET set\n' "$P" >"$tmp/bad.conf"
 "$SRV" "$tmp/bad.conf" >"$tmp/bad.log" 2>&1; rc=$?
-check "rename-command onto an existing name: exit $rc" [ "$rc" = 1 ] && grep -q "Target command name already exists" "$tmp/bad.log"
+check "rename-command onto an existing name: exit $rc" '[ "$rc" = 1 ] && grep -q "Target command name already exists" "$tmp/bad.log"'
 
 # ------------------------------------------------------ 2. protected mode
 DENIED="DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
@@ -107,23 +107,23 @@ else
   ppid_=$last_pid
   if wait_up "$P2"; then
     r=$(redis-cli -h 127.0.0.1 -p "$P2" ping 2>&1)
-    check "protected mode: 127.0.0.1 served ($r)" [ "$r" = PONG ]
+    check "protected mode: 127.0.0.1 served ($r)" '[ "$r" = PONG ]'
     r=$(redis-cli -h 10.77.0.1 -p "$P2" ping 2>&1)
-    check "protected mode: 10.77.0.1 gets Redis's DENIED text" [ "$r" = "$DENIED" ]
+    check "protected mode: 10.77.0.1 gets Redis's DENIED text" '[ "$r" = "$DENIED" ]'
     r=$(redis-cli -h 10.77.0.1 -p "$P2" ping 2>&1 | head -c 60)
     redis-cli -p "$P2" config set requirepass pw >/dev/null
     r=$(redis-cli -h 10.77.0.1 -p "$P2" ping 2>&1)
-    check "protected mode with a password: 10.77.0.1 asked to AUTH ($r)" [ "$r" = "NOAUTH Authentication required." ]
+    check "protected mode with a password: 10.77.0.1 asked to AUTH ($r)" '[ "$r" = "NOAUTH Authentication required." ]'
     r=$(redis-cli -h 10.77.0.1 -p "$P2" -a pw --no-auth-warning ping 2>&1)
-    check "protected mode with a password: 10.77.0.1 after AUTH ($r)" [ "$r" = PONG ]
+    check "protected mode with a password: 10.77.0.1 after AUTH ($r)" '[ "$r" = PONG ]'
     redis-cli -p "$P2" -a pw --no-auth-warning config set requirepass "" >/dev/null
     r=$(redis-cli -h 10.77.0.1 -p "$P2" ping 2>&1 | cut -c1-6)
-    check "password removed: DENIED again ($r)" [ "$r" = DENIED ]
+    check "password removed: DENIED again ($r)" '[ "$r" = DENIED ]'
     redis-cli -p "$P2" config set protected-mode no >/dev/null
     r=$(redis-cli -h 10.77.0.1 -p "$P2" ping 2>&1)
-    check "protected-mode no: 10.77.0.1 served ($r)" [ "$r" = PONG ]
+    check "protected-mode no: 10.77.0.1 served ($r)" '[ "$r" = PONG ]'
     r=$(redis-cli -p "$P2" config get protected-mode | tr '\n' ' ')
-    check "CONFIG GET protected-mode ($r)" [ "$r" = "protected-mode no " ]
+    check "CONFIG GET protected-mode ($r)" '[ "$r" = "protected-mode no " ]'
   else
     bad "server bound to 0.0.0.0 did not start"; sed 's/^/    | /' "$tmp/prot.log"
   fi
@@ -142,9 +142,10 @@ start cobl --port "$P3" --threads 2 --client-output-buffer-limit normal 1mb 0 0
 cpid=$last_pid
 if wait_up "$P3"; then
   r=$(redis-cli -p "$P3" config get client-output-buffer-limit | tail -n 1)
-  check "CONFIG GET client-output-buffer-limit ($r)" [ "$r" = "normal 1048576 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60" ]
+  check "CONFIG GET client-output-buffer-limit ($r)" '[ "$r" = "normal 1048576 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60" ]'
   r=$(redis-cli -p "$P3" config set client-output-buffer-limit "normal 1mb 0 0 bogus")
-  check "CONFIG SET client-output-buffer-limit, wrong arity refused" [ "$r" = "ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Wrong number of arguments in buffer limit configuration." ]
+  want="ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Wrong number of arguments in buffer limit configuration."
+  check "CONFIG SET client-output-buffer-limit, wrong arity refused" '[ "$r" = "$want" ]'
   head -c 524288 /dev/zero | tr '\0' x | redis-cli -p "$P3" -x set big >/dev/null
   base=$(rss_kb "$cpid")
   # 400 GETs = 200 MiB of replies asked for; the client never reads.
@@ -158,9 +159,9 @@ if wait_up "$P3"; then
   done
   after=$(rss_kb "$cpid")
   exec 5>&-
-  check "client over the hard output limit closed" [ "$gone" = 1 ]
-  check "server RSS did not follow the replies asked for (${base} KB -> ${after} KB, < +64 MB)" [ $((after - base)) -lt 65536 ]
-  check "closing logged" grep -q "closed for overcoming of output buffer limits" "$tmp/cobl.log"
+  check "client over the hard output limit closed" '[ "$gone" = 1 ]'
+  check "server RSS did not follow the replies asked for (${base} KB -> ${after} KB, < +64 MB)" '[ $((after - base)) -lt 65536 ]'
+  check "closing logged" 'grep -q "closed for overcoming of output buffer limits" "$tmp/cobl.log"'
   # soft limit: over 256 KiB for 1 s
   redis-cli -p "$P3" config set client-output-buffer-limit "normal 0 256kb 1" >/dev/null
   exec 5<>"/dev/tcp/127.0.0.1/$P3"
@@ -171,12 +172,12 @@ if wait_up "$P3"; then
     sleep 0.1
   done
   exec 5>&-
-  check "client over the soft output limit for its seconds closed" [ "$gone" = 1 ]
+  check "client over the soft output limit for its seconds closed" '[ "$gone" = 1 ]'
   # a client that reads is untouched by the same limits
   r=$(redis-cli -p "$P3" get big | wc -c)
-  check "a reading client gets its 512 KiB reply ($r bytes)" [ "$r" = 524289 ]
+  check "a reading client gets its 512 KiB reply ($r bytes)" '[ "$r" = 524289 ]'
   r=$(redis-cli -p "$P3" ping)
-  check "server still serving ($r)" [ "$r" = PONG ]
+  check "server still serving ($r)" '[ "$r" = PONG ]'
 else
   bad "server with client-output-buffer-limit did not start"; sed 's/^/    | /' "$tmp/cobl.log"
 fi
@@ -194,5 +195,5 @@ else
   ok "no sanitizer report in the server logs"
 fi
 
-echo "$pass passed, $fail failed"
+summary
 [ "$fail" = 0 ]

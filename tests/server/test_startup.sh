@@ -11,25 +11,15 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${B:-build/release}
 SRV=$B/rcukv-server
-pass=0; fail=0; skip=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-skipped() { skip=$((skip + 1)); echo "skip $*"; }
-# check "what" 'expression': the whole expression is evaluated as the check.
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+case $SRV in /*) ;; *) SRV=$PWD/$SRV ;; esac
+PORT_LAST=7749
+# counters, ok/bad/skip/check/summary, free_port
+. "$(dirname "$0")/lib.sh"
 
 tmp=$(mktemp -d /tmp/rcukv-startup.XXXXXX)
 holder=""
 cleanup() { [ -n "$holder" ] && kill "$holder" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
-
-free_port() {
-	local p
-	for p in $(seq 7730 7749); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-	echo 0
-}
 
 # Log lines without Redis's "pid:role dd Mon yyyy hh:mm:ss.mmm " prefix.
 strip() { sed -E 's/^[0-9]+:[A-Z] [0-9]+ [A-Za-z]+ [0-9]+ [0-9:.]+ //' "$1"; }
@@ -38,7 +28,7 @@ have_redis=1
 command -v redis-server >/dev/null || have_redis=0
 
 # --- a port in use -----------------------------------------------------------
-port=$(free_port)
+port=$(free_port 7730)
 python3 - "$port" <<'EOF' &
 import socket, sys, time
 s = socket.socket()
@@ -49,7 +39,7 @@ time.sleep(60)
 EOF
 holder=$!
 for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-(cd "$tmp" && timeout 20 "$OLDPWD/$SRV" --bind 127.0.0.1 --port "$port" --save "") >"$tmp/rcukv.log" 2>&1
+(cd "$tmp" && timeout 20 "$SRV" --bind 127.0.0.1 --port "$port" --save "") >"$tmp/rcukv.log" 2>&1
 rc=$?
 check "port in use: rcukv-server exits 1 (got $rc)" '[ "$rc" = 1 ]'
 check "port in use: the listener holding it is untouched" 'kill -0 "$holder" 2>/dev/null'
@@ -68,7 +58,7 @@ if [ "$have_redis" = 1 ]; then
 		diff "$tmp/redis.lines" "$tmp/rcukv.lines" | sed 's/^/    | /'
 	fi
 else
-	skipped "port in use: no redis-server to compare the log lines with"
+	skip "port in use: no redis-server to compare the log lines with"
 fi
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
@@ -86,7 +76,7 @@ conf_case() {
 	check "$name: the FATAL CONFIG FILE ERROR banner" \
 		"grep -q '^\*\*\* FATAL CONFIG FILE ERROR' '$tmp/$name.rcukv'"
 	if [ "$have_redis" = 0 ]; then
-		skipped "$name: no redis-server to compare the message with"
+		skip "$name: no redis-server to compare the message with"
 		return
 	fi
 	timeout 20 redis-server "$tmp/$name.conf" "$@" >"$tmp/$name.redis" 2>&1
@@ -107,5 +97,5 @@ conf_case bad_enum 'maxmemory-policy sometimes\n'
 conf_case bad_memory 'maxmemory 12q\n'
 conf_case bad_bool 'protected-mode maybe\n'
 
-echo "$pass passed, $fail failed, $skip skipped"
+summary
 [ "$fail" = 0 ]

@@ -69,21 +69,21 @@ r config set latency-tracking yes >/dev/null
 r config set latency-tracking-info-percentiles "50 99 99.9" >/dev/null
 s=$(sections)
 check "INFO lists Errorstats, not Commandstats / Latencystats: $s" \
-  eval '[[ "$s" == *" Errorstats "* && "$s" != *Commandstats* && "$s" != *Latencystats* ]]'
+  '[[ "$s" == *" Errorstats "* && "$s" != *Commandstats* && "$s" != *Latencystats* ]]'
 s=$(sections default)
 check "INFO default likewise: $s" \
-  eval '[[ "$s" == *" Errorstats "* && "$s" != *Commandstats* && "$s" != *Latencystats* ]]'
+  '[[ "$s" == *" Errorstats "* && "$s" != *Commandstats* && "$s" != *Latencystats* ]]'
 for a in all everything; do
   s=$(sections $a)
   check "INFO $a: CPU ... Commandstats Errorstats Latencystats ... Keyspace: $s" \
-    eval '[[ "$s" == *"CPU "*"Commandstats Errorstats Latencystats "*"Keyspace "* ]]'
+    '[[ "$s" == *"CPU "*"Commandstats Errorstats Latencystats "*"Keyspace "* ]]'
 done
 for sec in commandstats errorstats latencystats; do
   s=$(sections $sec)
-  check "INFO $sec alone: $s" eval '[[ "${s,,}" == "$sec " ]]'
+  check "INFO $sec alone: $s" '[[ "${s,,}" == "$sec " ]]'
 done
 s=$(sections COMMANDSTATS errorstats)
-check "INFO COMMANDSTATS errorstats: $s" [ "$s" = "Commandstats Errorstats " ]
+check "INFO COMMANDSTATS errorstats: $s" '[ "$s" = "Commandstats Errorstats " ]'
 
 # ------------------------------------------------------------ 2. known sequence
 r config set maxmemory 0 >/dev/null
@@ -112,17 +112,17 @@ DEL st:k st:s
 EOF
 session <"$tmp/seq.txt" >"$tmp/seq.out" 2>&1
 check "sequence: 21 replies, the last +OK of QUIT" \
-  eval '[ "$(grep -c "^[-+:\$*_]" "$tmp/seq.out")" -ge 21 ] && [ "$(tail -n 1 "$tmp/seq.out" | tr -d "\r")" = +OK ]'
+  '[ "$(grep -c "^[-+:\$*_]" "$tmp/seq.out")" -ge 21 ] && [ "$(tail -n 1 "$tmp/seq.out" | tr -d "\r")" = +OK ]'
 # NOAUTH: a new connection while requirepass is set
 r config set requirepass st-pw >/dev/null
 printf 'GET st:k\nCONFIG GET maxmemory\nAUTH st-pw\nCONFIG SET requirepass ""\n' |
   session >"$tmp/auth.out" 2>&1
-check "NOAUTH reply" grep -q NOAUTH "$tmp/auth.out"
-check "requirepass cleared" [ "$(r config get requirepass | tail -n 1)" = "" ]
+check "NOAUTH reply" 'grep -q NOAUTH "$tmp/auth.out"'
+check "requirepass cleared" '[ "$(r config get requirepass | tail -n 1)" = "" ]'
 # OOM: SET refused with maxmemory 1 (noeviction), GET still runs
 printf 'CONFIG SET maxmemory-policy noeviction\nCONFIG SET maxmemory 1\nSET st:o v\nGET st:o\nCONFIG SET maxmemory 0\n' |
   session >"$tmp/oom.out" 2>&1
-check "OOM reply" grep -q '^-OOM ' "$tmp/oom.out"
+check "OOM reply" 'grep -q "^-OOM " "$tmp/oom.out"'
 
 info commandstats >"$tmp/cs.txt"
 info errorstats >"$tmp/es.txt"
@@ -132,9 +132,9 @@ cs() { awk -F'[:,=]' -v k="cmdstat_$1" '$1 == k { print $3, $9, $11; f = 1 }
   END { if (!f) print "none" }' "$tmp/cs.txt"; }
 #                 calls rejected failed
 expect_cs() {
-  local got
+  local got want=$2
   got=$(cs "$1")
-  check "cmdstat_$1 calls/rejected/failed = $2 (got $got)" [ "$got" = "$2" ]
+  check "cmdstat_$1 calls/rejected/failed = $want (got $got)" '[ "$got" = "$want" ]'
 }
 expect_cs set "2 1 0"          # SET st:k, SET st:s; OOM rejected
 expect_cs get "4 3 0"          # 3 + GET st:o; GET, GET a b, NOAUTH rejected
@@ -153,69 +153,72 @@ expect_cs client none # CLIENT NOSUCH: unknown subcommand, counted nowhere
 expect_cs nosuchcmd none
 names=$(awk -F: '{ print $1 }' "$tmp/cs.txt" | grep '^cmdstat_' | sort | tr '\n' ' ')
 want="cmdstat_auth cmdstat_config cmdstat_config|get cmdstat_config|resetstat cmdstat_config|set cmdstat_del cmdstat_get cmdstat_hello cmdstat_incr cmdstat_incrbyfloat cmdstat_ping cmdstat_quit cmdstat_set "
-check "commandstats lists exactly the commands that ran or were rejected: $names" [ "$names" = "$want" ]
+check "commandstats lists exactly the commands that ran or were rejected: $names" '[ "$names" = "$want" ]'
 badfmt=$(grep '^cmdstat_' "$tmp/cs.txt" | grep -Evc '^cmdstat_[a-z|]+:calls=[0-9]+,usec=[0-9]+,usec_per_call=[0-9]+\.[0-9][0-9],rejected_calls=[0-9]+,failed_calls=[0-9]+$')
-check "every cmdstat line has Redis's format ($badfmt bad)" [ "$badfmt" = 0 ]
+check "every cmdstat line has Redis's format ($badfmt bad)" '[ "$badfmt" = 0 ]'
 # usec_per_call = usec / calls (two decimals; 0.00 without calls)
 perbad=$(awk -F'[:,=]' '/^cmdstat_/ { c = $3; u = $5; p = $7
   w = c ? u / c : 0; if (p - w > 0.0051 || w - p > 0.0051) print $1 }' "$tmp/cs.txt")
-check "usec_per_call = usec / calls ($perbad)" [ -z "$perbad" ]
+check "usec_per_call = usec / calls ($perbad)" '[ -z "$perbad" ]'
 # the exact Errorstats section: prefixes in byte order
 printf '# Errorstats\nerrorstat_ERR:count=10\nerrorstat_NOAUTH:count=2\nerrorstat_NOPROTO:count=1\nerrorstat_OOM:count=1\nerrorstat_WRONGPASS:count=1\n' >"$tmp/es.want"
-check "Errorstats section exactly: $(tr '\n' ' ' <"$tmp/es.txt")" cmp -s "$tmp/es.txt" "$tmp/es.want"
+check "Errorstats section exactly: $(tr '\n' ' ' <"$tmp/es.txt")" 'cmp -s "$tmp/es.txt" "$tmp/es.want"'
 ter=$(awk -F: '$1 == "total_error_replies" { print $2 }' "$tmp/st.txt")
-check "total_error_replies $ter = 15 (every error reply, rejected or not)" [ "$ter" = 15 ]
-check "unexpected_error_replies:0 in Stats" grep -qx 'unexpected_error_replies:0' "$tmp/st.txt"
+check "total_error_replies $ter = 15 (every error reply, rejected or not)" '[ "$ter" = 15 ]'
+check "unexpected_error_replies:0 in Stats" 'grep -qx unexpected_error_replies:0 "$tmp/st.txt"'
 tcp=$(awk -F: '$1 == "total_commands_processed" { print $2 }' "$tmp/st.txt")
 calls=$(awk -F'[:,=]' '/^cmdstat_/ { s += $3 } END { print s }' "$tmp/cs.txt")
 # the INFO commandstats and errorstats that ran before INFO stats
 check "total_commands_processed $tcp = calls $calls + 2 INFO (rejected ones not counted)" \
-  [ "$tcp" = $((calls + 2)) ]
+  '[ "$tcp" = $((calls + 2)) ]'
 # latencystats: one line per command that ran (INFO commandstats and
 # errorstats ran before it), p50 <= p99 <= p99.9, three decimals
 lnames=$(grep '^latency_percentiles_usec_' "$tmp/ls.txt" | sed 's/^latency_percentiles_usec_//; s/:.*//' | sort | tr '\n' ' ')
 want="auth config|get config|resetstat config|set del get hello incr incrbyfloat info ping quit set "
-check "a latency line per command that ran, none for config (rejected only): $lnames" [ "$lnames" = "$want" ]
+check "a latency line per command that ran, none for config (rejected only): $lnames" '[ "$lnames" = "$want" ]'
 lbad=$(grep '^latency_percentiles_usec_' "$tmp/ls.txt" | grep -Evc '^latency_percentiles_usec_[a-z|]+:p50=[0-9]+\.[0-9]{3},p99=[0-9]+\.[0-9]{3},p99\.9=[0-9]+\.[0-9]{3}$')
-check "latency lines have Redis's format ($lbad bad)" [ "$lbad" = 0 ]
+check "latency lines have Redis's format ($lbad bad)" '[ "$lbad" = 0 ]'
 lord=$(awk -F'[:,=]' '/^latency_percentiles_usec_/ { if (!($3 <= $5 && $5 <= $7)) print $1 }' "$tmp/ls.txt")
-check "p50 <= p99 <= p99.9 ($lord)" [ -z "$lord" ]
+check "p50 <= p99 <= p99.9 ($lord)" '[ -z "$lord" ]'
 
 # ------------------------------------------------------------ 3. RESETSTAT
 r config resetstat >/dev/null
 info commandstats >"$tmp/cs.txt"
 check "after RESETSTAT only cmdstat_config|resetstat: $(grep -c '^cmdstat_' "$tmp/cs.txt") lines" \
-  eval '[ "$(grep -c "^cmdstat_" "$tmp/cs.txt")" = 1 ] && grep -q "^cmdstat_config|resetstat:calls=1,usec=[0-9]*,usec_per_call=[0-9.]*,rejected_calls=0,failed_calls=0$" "$tmp/cs.txt"'
-check "after RESETSTAT Errorstats is empty" [ "$(info errorstats)" = "# Errorstats" ]
+  '[ "$(grep -c "^cmdstat_" "$tmp/cs.txt")" = 1 ] && grep -q "^cmdstat_config|resetstat:calls=1,usec=[0-9]*,usec_per_call=[0-9.]*,rejected_calls=0,failed_calls=0$" "$tmp/cs.txt"'
+check "after RESETSTAT Errorstats is empty" '[ "$(info errorstats)" = "# Errorstats" ]'
 ls=$(info latencystats | grep -c '^latency_')
-check "after RESETSTAT latencystats: config|resetstat and the INFOs only ($ls lines)" [ "$ls" = 2 ]
-check "after RESETSTAT total_error_replies:0" [ "$(field stats total_error_replies)" = 0 ]
+check "after RESETSTAT latencystats: config|resetstat and the INFOs only ($ls lines)" '[ "$ls" = 2 ]'
+check "after RESETSTAT total_error_replies:0" '[ "$(field stats total_error_replies)" = 0 ]'
 
 # ------------------------------------------------------------ 4. options
-check "CONFIG GET latency-tracking yes" [ "$(r config get latency-tracking | tail -n 1)" = yes ]
+check "CONFIG GET latency-tracking yes" '[ "$(r config get latency-tracking | tail -n 1)" = yes ]'
 check "CONFIG GET latency-tracking-info-percentiles" \
-  [ "$(r config get latency-tracking-info-percentiles | tail -n 1)" = "50 99 99.9" ]
+  '[ "$(r config get latency-tracking-info-percentiles | tail -n 1)" = "50 99 99.9" ]'
 r get st:none >/dev/null
 r config set latency-tracking no >/dev/null
-check "latency-tracking no: the section header only" [ "$(info latencystats)" = "# Latencystats" ]
+check "latency-tracking no: the section header only" '[ "$(info latencystats)" = "# Latencystats" ]'
 r config set latency-tracking yes >/dev/null
 r config set latency-tracking-info-percentiles "0 33.3333333333 100" >/dev/null
 check "CONFIG GET shows %f without trailing zeros" \
-  [ "$(r config get latency-tracking-info-percentiles | tail -n 1)" = "0 33.333333 100" ]
+  '[ "$(r config get latency-tracking-info-percentiles | tail -n 1)" = "0 33.333333 100" ]'
 check "the INFO line names them so" \
-  eval 'info latencystats | grep -Eq "^latency_percentiles_usec_get:p0=[0-9.]+,p33\.333333=[0-9.]+,p100=[0-9.]+$"'
+  'info latencystats | grep -Eq "^latency_percentiles_usec_get:p0=[0-9.]+,p33\.333333=[0-9.]+,p100=[0-9.]+$"'
 r config set latency-tracking-info-percentiles "" >/dev/null
 check "no percentiles: an empty line per command" \
-  eval 'info latencystats | grep -qx "latency_percentiles_usec_get:"'
+  'info latencystats | grep -qx "latency_percentiles_usec_get:"'
 e1=$(r config set latency-tracking-info-percentiles "50 101")
-check "a percentile above 100: $e1" [ "$e1" = "ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]" ]
+want="ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+check "a percentile above 100: $e1" '[ "$e1" = "$want" ]'
 e2=$(r config set latency-tracking-info-percentiles "50  99")
-check "two spaces (an empty word): $e2" [ "$e2" = "ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - Invalid latency-tracking-info-percentiles parameters" ]
+want="ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - Invalid latency-tracking-info-percentiles parameters"
+check "two spaces (an empty word): $e2" '[ "$e2" = "$want" ]'
 e3=$(r config set latency-tracking-info-percentiles nan)
-check "nan: $e3" [ "$e3" = "$e2" ]
+check "nan: $e3" '[ "$e3" = "$e2" ]'
 e4=$(r config set latency-tracking maybe)
-check "latency-tracking maybe: $e4" [ "$e4" = "ERR CONFIG SET failed (possibly related to argument 'latency-tracking') - argument must be 'yes' or 'no'" ]
-check "a refused value changes nothing" [ "$(r config get latency-tracking-info-percentiles | tail -n 1)" = "" ]
+want="ERR CONFIG SET failed (possibly related to argument 'latency-tracking') - argument must be 'yes' or 'no'"
+check "latency-tracking maybe: $e4" '[ "$e4" = "$want" ]'
+check "a refused value changes nothing" '[ "$(r config get latency-tracking-info-percentiles | tail -n 1)" = "" ]'
 r config set latency-tracking-info-percentiles "50 99 99.9" >/dev/null
 
 # ------------------------------------------------------------ 5. concurrency
@@ -231,17 +234,17 @@ done
 redis-benchmark -p "$P" -c 8 -n $N -t incr -q >"$tmp/bench.out" 2>&1
 for p in "${bg[@]}"; do wait "$p"; done
 errs=$(cat "$tmp"/pipe.* | awk '/errors:/ { gsub(",", ""); s += $2 } END { print s }')
-check "pipes saw $errs error replies = $((2 * J * E))" [ "$errs" = $((2 * J * E)) ]
+check "pipes saw $errs error replies = $((2 * J * E))" '[ "$errs" = $((2 * J * E)) ]'
 expect_cs2() {
-  local got
+  local got want=$2
   got=$(cmdstat "$1")
-  check "concurrent: cmdstat_$1 calls/rejected/failed = $2 (got $got)" [ "$got" = "$2" ]
+  check "concurrent: cmdstat_$1 calls/rejected/failed = $want (got $got)" '[ "$got" = "$want" ]'
 }
 expect_cs2 incr "$((N + J * E)) 0 $((J * E))"
 expect_cs2 get "0 $((J * E)) 0"
 ec=$(field errorstats errorstat_ERR)
-check "concurrent: errorstat_ERR $ec = count=$((2 * J * E))" [ "$ec" = "count=$((2 * J * E))" ]
-check "concurrent: total_error_replies = $((2 * J * E))" [ "$(field stats total_error_replies)" = $((2 * J * E)) ]
+check "concurrent: errorstat_ERR $ec = count=$((2 * J * E))" '[ "$ec" = "count=$((2 * J * E))" ]'
+check "concurrent: total_error_replies = $((2 * J * E))" '[ "$(field stats total_error_replies)" = $((2 * J * E)) ]'
 r del st:s st:k __rand_int__ key:__rand_int__ counter:__rand_int__ >/dev/null
 
 # ------------------------------------------------------------ 6. microseconds
@@ -259,8 +262,8 @@ ku=$(info commandstats | awk -F'[:,=]' '$1 == "cmdstat_keys" { print $5 }')
 rtt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", (b - a) * 1e6 }')
 cpuu=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%d", (b - a) * 1e6 }')
 echo "KEYS over 200000 keys: usec $ku, client round trip $rtt us, server CPU $cpuu us"
-check "KEYS usec ${ku:-none} <= the client's round trip $rtt us" [ "${ku:-999999999}" -le "$rtt" ]
-check "KEYS usec ${ku:-none} >= half the server's CPU time $cpuu us" [ "${ku:-0}" -ge $((cpuu / 2)) ]
+check "KEYS usec ${ku:-none} <= the client's round trip $rtt us" '[ "${ku:-999999999}" -le "$rtt" ]'
+check "KEYS usec ${ku:-none} >= half the server's CPU time $cpuu us" '[ "${ku:-0}" -ge $((cpuu / 2)) ]'
 r flushall >/dev/null
 [ "$external" = 0 ] && grep -h "Command timing" "$tmp/server.log"
 
@@ -283,7 +286,7 @@ for sec in Server Memory Stats Replication CPU Cluster; do
   # the section's fields that Redis prints, in the order printed
   got=" $(fields "$sec" | while read -r f; do [[ "$want" == *" $f "* ]] && printf '%s ' "$f"; done)"
   missing=$(for f in ${layout[$sec]}; do [[ "$got" == *" $f "* ]] || printf '%s ' "$f"; done)
-  check "# $sec: Redis 7.0.15's fields in its order (missing: ${missing:-none})" [ "$got" = "$want" ]
+  check "# $sec: Redis 7.0.15's fields in its order (missing: ${missing:-none})" '[ "$got" = "$want" ]'
 done
 # the shape of each field added for Redis 7.0's layout
 int='^-?[0-9]+$' f2='^-?[0-9]+\.[0-9]{2}$' perc='^[0-9]+\.[0-9]{2}%$' cpus='^[0-9]+\.[0-9]{6}$'
@@ -321,62 +324,62 @@ while [ $# -ge 2 ]; do
   val=$(awk -F: -v k="$f" '$1 == k { sub(/^[^:]*:/, ""); print; exit }' "$tmp/all.txt")
   [[ "$val" =~ ${!shape} ]] || badshape+="$f:$val ($shape) "
 done
-check "the shape of the $nshape fields added for Redis 7.0 (bad: ${badshape:-none})" [ -z "$badshape" ]
+check "the shape of the $nshape fields added for Redis 7.0 (bad: ${badshape:-none})" '[ -z "$badshape" ]'
 mono=$(awk -F: '$1 == "monotonic_clock" { print $2 }' "$tmp/all.txt")
 check "monotonic_clock:$mono is Redis's text" \
-  eval '[[ "$mono" == "POSIX clock_gettime" || "$mono" =~ ^X86\ TSC\ @\ [0-9]+\ ticks/us$ ]]'
+  '[[ "$mono" == "POSIX clock_gettime" || "$mono" =~ ^X86\ TSC\ @\ [0-9]+\ ticks/us$ ]]'
 # sections: Modules after CPU, Cluster before Keyspace, as Redis
 s=$(sections)
 check "INFO: ... CPU ... Modules ... Errorstats Cluster Keyspace: $s" \
-  eval '[[ "$s" == *"CPU "*"Modules "*"Errorstats Cluster Keyspace " ]]'
+  '[[ "$s" == *"CPU "*"Modules "*"Errorstats Cluster Keyspace " ]]'
 s=$(sections default)
-check "INFO default likewise: $s" eval '[[ "$s" == *"CPU "*"Modules "*"Errorstats Cluster Keyspace " ]]'
+check "INFO default likewise: $s" '[[ "$s" == *"CPU "*"Modules "*"Errorstats Cluster Keyspace " ]]'
 for a in all everything; do
   s=$(sections $a)
   check "INFO $a: ... CPU ... Modules Commandstats ... Latencystats Cluster Keyspace: $s" \
-    eval '[[ "$s" == *"CPU "*"Modules Commandstats Errorstats Latencystats Cluster Keyspace " ]]'
+    '[[ "$s" == *"CPU "*"Modules Commandstats Errorstats Latencystats Cluster Keyspace " ]]'
 done
-check "INFO cluster: cluster_enabled:0" [ "$(info cluster | tr '\n' ' ')" = "# Cluster cluster_enabled:0 " ]
-check "INFO modules: the header alone (no modules)" [ "$(info modules)" = "# Modules" ]
+check "INFO cluster: cluster_enabled:0" '[ "$(info cluster | tr "\n" " ")" = "# Cluster cluster_enabled:0 " ]'
+check "INFO modules: the header alone (no modules)" '[ "$(info modules)" = "# Modules" ]'
 # values, from one INFO memory
 v() { awk -F: -v k="$1" '$1 == k { print $2 }' "$tmp/mem.txt"; }
 info memory >"$tmp/mem.txt"
 memtotal=$(awk '$1 == "MemTotal:" { printf "%.0f", $2 * 1024 }' /proc/meminfo)
 check "total_system_memory $(v total_system_memory) = MemTotal of /proc/meminfo $memtotal" \
-  [ "$(v total_system_memory)" = "$memtotal" ]
+  '[ "$(v total_system_memory)" = "$memtotal" ]'
 hsys=$(awk -v n="$memtotal" 'BEGIN { u = "BKMGTP"; i = 1; while (n >= 1024 && i < 6) { n /= 1024; i++ }
   if (i == 1) printf "%dB", n; else printf "%.2f%s", n, substr(u, i, 1) }')
-check "total_system_memory_human $(v total_system_memory_human) = $hsys" [ "$(v total_system_memory_human)" = "$hsys" ]
+check "total_system_memory_human $(v total_system_memory_human) = $hsys" '[ "$(v total_system_memory_human)" = "$hsys" ]'
 al=$(v allocator_allocated) ac=$(v allocator_active) re=$(v allocator_resident) rss=$(v used_memory_rss)
 check "allocator_allocated $al <= allocator_active $ac <= allocator_resident $re" \
-  eval '[ "$al" -gt 0 ] && [ "$al" -le "$ac" ] && [ "$ac" -le "$re" ]'
+  '[ "$al" -gt 0 ] && [ "$al" -le "$ac" ] && [ "$ac" -le "$re" ]'
 check "allocator_frag_bytes = active - allocated, allocator_rss_bytes = resident - active, rss_overhead_bytes = rss - resident" \
-  eval '[ "$(v allocator_frag_bytes)" = $((ac - al)) ] && [ "$(v allocator_rss_bytes)" = $((re - ac)) ] && [ "$(v rss_overhead_bytes)" = $((rss - re)) ]'
+  '[ "$(v allocator_frag_bytes)" = $((ac - al)) ] && [ "$(v allocator_rss_bytes)" = $((re - ac)) ] && [ "$(v rss_overhead_bytes)" = $((rss - re)) ]'
 # quot NAME A B: NAME is A / B to two decimals
 quot() { awk -v r="$(v "$1")" -v a="$2" -v b="$3" 'BEGIN { d = r - a / b; exit !(d < 0.0051 && d > -0.0051) }'; }
 check "allocator_frag_ratio $(v allocator_frag_ratio), allocator_rss_ratio $(v allocator_rss_ratio), rss_overhead_ratio $(v rss_overhead_ratio): the quotients" \
-  eval 'quot allocator_frag_ratio "$ac" "$al" && quot allocator_rss_ratio "$re" "$ac" && quot rss_overhead_ratio "$rss" "$re"'
+  'quot allocator_frag_ratio "$ac" "$al" && quot allocator_rss_ratio "$re" "$ac" && quot rss_overhead_ratio "$rss" "$re"'
 check "0 < used_memory_startup $(v used_memory_startup) <= used_memory_peak $(v used_memory_peak)" \
-  eval '[ "$(v used_memory_startup)" -gt 0 ] && [ "$(v used_memory_startup)" -le "$(v used_memory_peak)" ]'
+  '[ "$(v used_memory_startup)" -gt 0 ] && [ "$(v used_memory_startup)" -le "$(v used_memory_peak)" ]'
 # (Redis sums its clients in a cron: only a spawned rcukv counts this one at once)
 [ "$external" = 0 ] &&
-  check "mem_clients_normal $(v mem_clients_normal) > 0 (this client)" [ "$(v mem_clients_normal)" -gt 0 ]
-check "cluster_enabled:0" [ "$(field cluster cluster_enabled)" = 0 ]
+  check "mem_clients_normal $(v mem_clients_normal) > 0 (this client)" '[ "$(v mem_clients_normal)" -gt 0 ]'
+check "cluster_enabled:0" '[ "$(field cluster cluster_enabled)" = 0 ]'
 rid=$(field replication master_replid)
 check "master_replid $rid: 40 hex digits, not the run_id" \
-  eval '[[ "$rid" =~ ^[0-9a-f]{40}$ ]] && [ "$rid" != "$(field server run_id)" ]'
+  '[[ "$rid" =~ ^[0-9a-f]{40}$ ]] && [ "$rid" != "$(field server run_id)" ]'
 check "master_replid2 of zeros, second_repl_offset:-1" \
-  eval '[ "$(field replication master_replid2)" = 0000000000000000000000000000000000000000 ] && [ "$(field replication second_repl_offset)" = -1 ]'
+  '[ "$(field replication master_replid2)" = 0000000000000000000000000000000000000000 ] && [ "$(field replication second_repl_offset)" = -1 ]'
 NR=50
 r0=$(field stats total_reads_processed) w0=$(field stats total_writes_processed)
 redis-cli -p "$P" -r $NR ping >/dev/null
 r1=$(field stats total_reads_processed) w1=$(field stats total_writes_processed)
-check "total_reads_processed grew by $((r1 - r0)) >= $NR after $NR round trips" [ $((r1 - r0)) -ge $NR ]
-check "total_writes_processed grew by $((w1 - w0)) >= $NR after $NR round trips" [ $((w1 - w0)) -ge $NR ]
+check "total_reads_processed grew by $((r1 - r0)) >= $NR after $NR round trips" '[ $((r1 - r0)) -ge $NR ]'
+check "total_writes_processed grew by $((w1 - w0)) >= $NR after $NR round trips" '[ $((w1 - w0)) -ge $NR ]'
 r config resetstat >/dev/null
 r1=$(field stats total_reads_processed) w1=$(field stats total_writes_processed)
 check "after RESETSTAT total_reads_processed $r1 <= 3, total_writes_processed $w1 <= 3" \
-  eval '[ "$r1" -le 3 ] && [ "$w1" -le 3 ]'
+  '[ "$r1" -le 3 ] && [ "$w1" -le 3 ]'
 
 # ------------------------------------------------------------ 8. start-up options
 if [ "$external" = 0 ]; then
@@ -386,8 +389,8 @@ if [ "$external" = 0 ]; then
   p2=$!
   pids+=("$p2")
   if wait_up "$P2"; then
-    check "config file: latency-tracking no" [ "$(redis-cli -p "$P2" config get latency-tracking | tail -n 1)" = no ]
-    check "config file: percentiles 90 99.99" [ "$(redis-cli -p "$P2" config get latency-tracking-info-percentiles | tail -n 1)" = "90 99.99" ]
+    check "config file: latency-tracking no" '[ "$(redis-cli -p "$P2" config get latency-tracking | tail -n 1)" = no ]'
+    check "config file: percentiles 90 99.99" '[ "$(redis-cli -p "$P2" config get latency-tracking-info-percentiles | tail -n 1)" = "90 99.99" ]'
     redis-cli -p "$P2" shutdown >/dev/null 2>&1
   else
     bad "server with $tmp/st.conf up"
@@ -398,7 +401,7 @@ if [ "$external" = 0 ]; then
   p3=$!
   pids+=("$p3")
   if wait_up "$P2"; then
-    check "command line: percentiles 75 99" [ "$(redis-cli -p "$P2" config get latency-tracking-info-percentiles | tail -n 1)" = "75 99" ]
+    check "command line: percentiles 75 99" '[ "$(redis-cli -p "$P2" config get latency-tracking-info-percentiles | tail -n 1)" = "75 99" ]'
     redis-cli -p "$P2" shutdown >/dev/null 2>&1
   else
     bad "server with --latency-tracking-info-percentiles up"
@@ -408,11 +411,11 @@ if [ "$external" = 0 ]; then
   "$SRV" "$tmp/bad.conf" --port "$P2" >"$tmp/bad.log" 2>&1
   st=$?
   check "a bad percentile in the config file: exit 1 naming it" \
-    eval '[ $st = 1 ] && grep -q "should sit between" "$tmp/bad.log"'
+    '[ $st = 1 ] && grep -q "should sit between" "$tmp/bad.log"'
   kill "$spid"; wait "$spid"; st=$?
-  check "server exits 0 on SIGTERM (leak checks in asan builds)" [ "$st" = 0 ]
+  check "server exits 0 on SIGTERM (leak checks in asan builds)" '[ "$st" = 0 ]'
   pids=()
   [ "$st" = 0 ] || tail -n 30 "$tmp/server.log"
 fi
-echo "$pass passed, $fail failed"
+summary
 [ "$fail" = 0 ]

@@ -20,13 +20,13 @@ PORT_LAST=7729
 . "$(dirname "$0")/lib.sh"
 
 if [ "${VARIANT:-release}" != release ]; then
-  echo "SKIP: valgrind runs on the release build only (this is ${VARIANT})"
-  echo "0 passed, 0 failed"
+  skip "valgrind runs on the release build only (this is ${VARIANT})"
+  summary
   exit 0
 fi
 if ! command -v valgrind >/dev/null || ! command -v redis-benchmark >/dev/null; then
-  echo "SKIP: needs valgrind and redis-benchmark (make test installs them)"
-  echo "0 passed, 0 failed"
+  skip "needs valgrind and redis-benchmark (make test installs them)"
+  summary
   exit 0
 fi
 tmp=$(mktemp -d /tmp/rcukv-vg.XXXXXX)
@@ -49,41 +49,41 @@ for _ in $(seq 1 600); do  # valgrind starts slowly: 60 s at most
   kill -0 "$vpid" 2>/dev/null || break
   sleep 0.1
 done
-check "server up under valgrind on port $P" [ $up = 1 ]
+check "server up under valgrind on port $P" '[ $up = 1 ]'
 if [ $up = 0 ]; then
   tail -5 "$tmp/server.log" "$tmp/vg.log"
-  echo "$pass passed, $fail failed"
+  summary
   exit 1
 fi
 
 R() { redis-cli -p "$P" "$@" 2>&1; }
 out=$(redis-benchmark -p "$P" -t set,get,incr,mset -n 3000 -c 10 -P 4 -r 2000 -q 2>&1 | tr '\r' '\n')
 check "redis-benchmark set,get,incr,mset ran (4 result lines)" \
-  [ "$(printf '%s\n' "$out" | grep -c 'requests per second')" = 4 ]
+  '[ "$(grep -c "requests per second" <<<"$out")" = 4 ]'
 R set vk hello >/dev/null
 R expire vk 100 >/dev/null
-check "KEYS under valgrind" [ "$(R keys 'vk*')" = vk ]
-check "SCAN under valgrind" bash -c "redis-cli -p $P scan 0 count 1000 | grep -q ."
-check "CLIENT LIST under valgrind" bash -c "redis-cli -p $P client list | grep -q 'cmd=client'"
-check "SAVE under valgrind" [ "$(R save)" = OK ]
+check "KEYS under valgrind" '[ "$(R keys "vk*")" = vk ]'
+check "SCAN under valgrind" 'R scan 0 count 1000 | grep -q .'
+check "CLIENT LIST under valgrind" 'R client list | grep -q cmd=client'
+check "SAVE under valgrind" '[ "$(R save)" = OK ]'
 R bgsave >/dev/null
 for _ in $(seq 1 300); do
   R info persistence | grep -q '^rdb_bgsave_in_progress:0' && break
   sleep 0.1
 done
-check "BGSAVE finished ok" bash -c "redis-cli -p $P info persistence | grep -q '^rdb_last_bgsave_status:ok'"
+check "BGSAVE finished ok" 'R info persistence | grep -q "^rdb_last_bgsave_status:ok"'
 
 R shutdown nosave >/dev/null
 wait "$vpid"
 rc=$?
 vpid=
-check "exit status 0 after SHUTDOWN (valgrind's error exit is 99): $rc" [ "$rc" = 0 ]
-check "memcheck: 0 errors" grep -q 'ERROR SUMMARY: 0 errors' "$tmp/vg.log"
+check "exit status 0 after SHUTDOWN (valgrind's error exit is 99): $rc" '[ "$rc" = 0 ]'
+check "memcheck: 0 errors" 'grep -q "ERROR SUMMARY: 0 errors" "$tmp/vg.log"'
 check "memcheck: nothing definitely, indirectly or possibly lost" \
-  bash -c "! grep -Eq '(definitely|indirectly|possibly) lost: [1-9]' '$tmp/vg.log'"
-check "memcheck: no heap block in use at exit" grep -q 'in use at exit: 0 bytes in 0 blocks' "$tmp/vg.log"
+  '! grep -Eq "(definitely|indirectly|possibly) lost: [1-9]" "$tmp/vg.log"'
+check "memcheck: no heap block in use at exit" 'grep -q "in use at exit: 0 bytes in 0 blocks" "$tmp/vg.log"'
 if [ "$fail" != 0 ]; then
   sed -n '/HEAP SUMMARY/,$p' "$tmp/vg.log" | head -60
 fi
-echo "$pass passed, $fail failed"
+summary
 [ "$fail" = 0 ]

@@ -12,12 +12,17 @@
  * Killed and closed connections reconnect.  Afterwards a fresh connection
  * reads every modelled key: its value must be the last acknowledged one, or
  * (when the writer died with commands in flight) one that was in flight.
+ * The check must read back every modelled key, and at least 9 in 10 of the
+ * keys the writers meant to write must have been acknowledged and judged, so
+ * a server that refuses writes, or a check cut short, fails rather than
+ * passing with "0 lost" out of nothing checked.
  * Then the server must answer PING promptly, report its RSS near the
  * baseline, and have no thread in uninterruptible sleep.
  *
  * Usage: soak --port P [--host H] [--pid SERVER_PID] [--seconds S]
  *             [--conns N]
- * Prints figures and ends with `N passed, M failed`.  Loopback only; every
+ * Prints figures and ends with `N passed, M failed, K skipped` (the RSS and
+ * thread-state checks are skipped without --pid).  Loopback only; every
  * loop is bounded by --seconds.
  */
 #include <errno.h>
@@ -45,7 +50,12 @@
 
 enum role { WRITER, READER, SLOW, KILLER, GARBLER, NROLES };
 
-#define MAX_ZOMBIE 48
+/* In-flight values kept per key from killed connections.  A long soak on a
+ * fast machine kills a writer's connection many times (48 were reached on
+ * one key in 60 s on 2 cores); past this a key cannot be judged, and the
+ * soak fails if more than 1 in 10 cannot.  A value is "v<writer>.<seq>", so
+ * only its sequence number is kept. */
+#define MAX_ZOMBIE 1024
 struct keymodel {
 	char acked[48];          /* last acknowledged value */
 	bool ever_acked;
@@ -53,7 +63,7 @@ struct keymodel {
 	char unsure[MAX_INFLIGHT][48];
 	int n_zombie;            /* sent on a connection that died before the ack: the
 				  * server may apply them, even after later writes */
-	char zombie[MAX_ZOMBIE][48];
+	unsigned long zombie[MAX_ZOMBIE]; /* their sequence numbers */
 	bool uncertain;          /* too many zombies to track: not checked */
 };
 
@@ -86,7 +96,7 @@ static struct conn *conns;
 
 static unsigned long st_ops, st_acked_writes, st_errors_expected, st_kills, st_garbles,
 	st_reconnects, st_slow_pauses, st_bad_replies, st_connect_fail;
-static int pass, fail;
+static int pass, fail, skipped;
 
 static double now(void)
 {
@@ -106,6 +116,19 @@ static void check(bool ok, const char *fmt, ...)
 	printf("\n");
 	va_end(ap);
 	ok ? pass++ : fail++;
+}
+
+/* A check that cannot be made here: said so, and counted apart from passes. */
+static void skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("SKIP ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	skipped++;
 }
 
 static void conn_start(struct conn *c);
@@ -186,7 +209,8 @@ static void conn_drop(struct conn *c, bool reconnect)
 
 			for (int u = 0; u < m->n_unsure; u++) {
 				if (m->n_zombie < MAX_ZOMBIE)
-					memcpy(m->zombie[m->n_zombie++], m->unsure[u], sizeof(m->unsure[u]));
+					m->zombie[m->n_zombie++] =
+						strtoul(strchr(m->unsure[u], '.') + 1, NULL, 10);
 				else
 					m->uncertain = true;
 			}
@@ -230,6 +254,20 @@ static bool reply_ok_for(struct conn *c, struct pending *p, redisReply *r)
 			}
 			st_acked_writes++;
 			return true;
+		}
+		/* Refused (an error reply): never applied, so not in flight either;
+		 * kept, it would make the key uncertain after a few kills. */
+		if (r->type == REDIS_REPLY_ERROR) {
+			struct keymodel *m = &c->keys[p->key];
+			int i;
+
+			for (i = 0; i < m->n_unsure && strcmp(m->unsure[i], p->val); i++)
+				;
+			if (i < m->n_unsure) {
+				memmove(m->unsure + i, m->unsure + i + 1,
+					(size_t)(m->n_unsure - i - 1) * sizeof(m->unsure[0]));
+				m->n_unsure--;
+			}
 		}
 		return false;
 	}
@@ -448,7 +486,9 @@ int main(int argc, char **argv)
 	struct timeval one = { 0, 100000 };
 	long rss0 = -1, rss1 = -1;
 	int counts[NROLES] = { 0 };
-	unsigned long lost = 0, checked = 0;
+	unsigned long lost = 0, checked = 0, checked_acked = 0, uncertain = 0, acked_keys = 0,
+		      total_keys;
+	int max_zombie = 0;
 	char *big;
 
 	for (int i = 1; i < argc; i++) {
@@ -481,7 +521,7 @@ int main(int argc, char **argv)
 
 	ctl = redisConnect(host, port);
 	if (!ctl || ctl->err) {
-		printf("cannot connect to %s:%d\n0 passed, 1 failed\n", host, port);
+		printf("cannot connect to %s:%d\n0 passed, 1 failed, 0 skipped\n", host, port);
 		return 1;
 	}
 	big = malloc(BIG_SIZE);
@@ -535,7 +575,11 @@ int main(int argc, char **argv)
 
 			if (!r)
 				break;
+			acked_keys += m->ever_acked;
+			if (m->n_zombie > max_zombie)
+				max_zombie = m->n_zombie;
 			if (m->uncertain) {
+				uncertain++;
 				freeReplyObject(r);
 				continue;
 			}
@@ -543,8 +587,12 @@ int main(int argc, char **argv)
 				ok = !m->ever_acked; /* never acknowledged: may be absent */
 			} else if (r->type == REDIS_REPLY_STRING) {
 				ok = m->ever_acked && !strcmp(r->str, m->acked);
-				for (int u = 0; !ok && u < m->n_zombie; u++)
-					ok = !strcmp(r->str, m->zombie[u]);
+				for (int u = 0; !ok && u < m->n_zombie; u++) {
+					char v[48];
+
+					snprintf(v, sizeof(v), "v%d.%lu", i, m->zombie[u]);
+					ok = !strcmp(r->str, v);
+				}
 			}
 			if (!ok) {
 				lost++;
@@ -555,6 +603,7 @@ int main(int argc, char **argv)
 					       m->ever_acked ? m->acked : "(nothing)", m->n_zombie);
 			}
 			checked++;
+			checked_acked += m->ever_acked;
 			freeReplyObject(r);
 		}
 	}
@@ -582,6 +631,8 @@ int main(int argc, char **argv)
 		 * allocator slack, not connections or buffers that leaked. */
 		check(rss1 > 0 && rss1 < rss0 + 32 * 1024 + rss0 / 2,
 		      "server RSS back near its baseline: %ld kB before, %ld kB after", rss0, rss1);
+	} else {
+		skip("server threads and RSS: no --pid given");
 	}
 	printf("soak: %d connections (%d writers, %d readers, %d slow, %d killers, %d garblers) "
 	       "for %.0f s: %lu replies, %lu acknowledged writes, %lu kills, %lu malformed frames, "
@@ -589,7 +640,32 @@ int main(int argc, char **argv)
 	       nconns, counts[WRITER], counts[READER], counts[SLOW], counts[KILLER],
 	       counts[GARBLER], seconds, st_ops, st_acked_writes, st_kills, st_garbles,
 	       st_slow_pauses, st_reconnects, checked, lost);
-	check(lost == 0, "no acknowledged write lost (%lu keys checked)", checked);
+	/* What the check meant to cover is every writer's KEYS_PER_WRITER keys;
+	 * "none lost" means something only if it covered them, so three checks:
+	 * every key was read back (a GET without a reply ends the pass early);
+	 * 9 in 10 of them were acknowledged at least once (a server that refuses
+	 * or never answers writes leaves them unacknowledged: writers pick their
+	 * keys at random, so a few may be missed in a very short run); and 9 in
+	 * 10 were judged, acknowledged and not too uncertain (a key with more
+	 * in-flight values from killed connections than MAX_ZOMBIE is skipped by
+	 * the model, and a check of few keys proves little). */
+	total_keys = (unsigned long)counts[WRITER] * KEYS_PER_WRITER;
+	printf("soak: %lu of %lu modelled keys read back: %lu acknowledged at least once, %lu "
+	       "judged, %lu too uncertain (at most %d in-flight values on one key, the model keeps "
+	       "%d)\n",
+	       checked + uncertain, total_keys, acked_keys, checked_acked, uncertain, max_zombie,
+	       MAX_ZOMBIE);
+	check(total_keys > 0 && checked + uncertain == total_keys,
+	      "the check read back every modelled key (%lu of %lu)", checked + uncertain, total_keys);
+	check(acked_keys * 10 >= total_keys * 9 && acked_keys > 0,
+	      "at least 9 in 10 of the keys meant to be written were acknowledged (%lu of %lu)",
+	      acked_keys, total_keys);
+	check(checked_acked * 10 >= total_keys * 9 && checked_acked > 0,
+	      "at least 9 in 10 of the keys meant to be written were judged (%lu of %lu)",
+	      checked_acked, total_keys);
+	check(lost == 0 && checked_acked > 0,
+	      "no acknowledged write lost (%lu lost, %lu acknowledged keys judged)", lost,
+	      checked_acked);
 	check(st_bad_replies == 0, "every reply had the expected type (%lu unexpected)",
 	      st_bad_replies);
 	check(st_connect_fail == 0, "no healthy connection was dropped by the server (%lu)",
@@ -598,6 +674,6 @@ int main(int argc, char **argv)
 	      "the soak exercised enough (writes, kills, malformed frames)");
 	if (ctl)
 		redisFree(ctl);
-	printf("%d passed, %d failed\n", pass, fail);
+	printf("%d passed, %d failed, %d skipped\n", pass, fail, skipped);
 	return fail ? 1 : 0;
 }

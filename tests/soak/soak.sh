@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${B:-build/release}
 if [ "${VARIANT:-release}" = tsan ]; then
-  echo "skipped under tsan (1000 connections are too slow there)"; echo "0 passed, 0 failed"; exit 0
+  echo "SKIP under tsan (1000 connections are too slow there)"; echo "0 passed, 0 failed, 1 skipped"; exit 0
 fi
 secs=${SOAK_SECONDS:-15}
 conns=${SOAK_CONNS:-1000}
@@ -19,7 +19,7 @@ port=""
 for p in $(seq 7350 7399); do
   if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then port=$p; break; fi
 done
-[ -n "$port" ] || { echo "no free port"; echo "0 passed, 1 failed"; exit 1; }
+[ -n "$port" ] || { echo "no free port"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 log=$(mktemp /tmp/rcukv-soak-XXXXXX.log)
 # maxclients a little above the soak's connections: the killers' and
 # garblers' reconnects keep hung-up clients waiting to be reaped, thousands of

@@ -790,11 +790,13 @@ static void elem_reclaim(struct rcu_head *rh)
 			      memory_order_relaxed);
 	atomic_store_explicit((struct hlist_node *_Atomic *)&e->h.next, &dead_elem.h,
 			      memory_order_relaxed);
-	memset(e, POISON_BYTE, offsetof(struct elem, l));
+	/* Dead before the rest is poisoned: a reader that looks while this
+	 * runs sees "reclaimed", not "garbage". */
+	e->magic = MAGIC_DEAD;
+	memset(&e->gp_cookie, POISON_BYTE, offsetof(struct elem, l) - offsetof(struct elem, gp_cookie));
 	memset(&e->l.prev, POISON_BYTE, sizeof(e->l.prev));
 	memset(&e->h.pprev, POISON_BYTE, sizeof(e->h.pprev));
 	memset(&e->rh, POISON_BYTE, sizeof(e->rh));
-	e->magic = MAGIC_DEAD;
 	pthread_mutex_lock(&q_lock);
 	old = quarantine[q_next];
 	quarantine[q_next] = e;
@@ -1272,9 +1274,11 @@ static void t_torture(void)
 	for (int k = 0; k < OP_NKINDS; k++)
 		printf(" %s=%lu", op_names[k], op_count[k]);
 	printf("\n");
-	/* tests/rcu/broken_gp.sh reads this line: "reclaimed" and "garbage" are
-	 * use-after-free (freed memory seen), "past a full grace period" is a
-	 * stale element (the age check). */
+	/* tests/rcu/broken_gp.sh reads this line.  "reclaimed": a reader saw an
+	 * element its callback had already poisoned (use-after-free, the
+	 * check broken_gp.sh requires); "garbage": neither live nor dead, e.g.
+	 * a list head taken for an element after a splice that did not wait;
+	 * "past a full grace period": a stale element (the age check). */
 	printf("  readers saw: %lu reclaimed, %lu garbage, %lu past a full grace period, "
 	       "%lu other errors\n",
 	       atomic_load(&err_kind[ERR_RECLAIMED]), atomic_load(&err_kind[ERR_GARBAGE]),

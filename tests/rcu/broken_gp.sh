@@ -12,13 +12,11 @@
 # BROKEN_GP_TIMEOUT (default 60) is each run's limit in seconds.
 set -u
 cd "$(dirname "$0")/../.."
-if [ "${VARIANT:-release}" != release ]; then echo "skipped under ${VARIANT}"; echo "0 passed, 0 failed"; exit 0; fi
-BB=build/release-brokengp/tests/rcu
+if [ "${VARIANT:-release}" != release ]; then
+	echo "SKIP under ${VARIANT} (release variant only)"; echo "0 passed, 0 failed, 1 skipped"; exit 0
+fi
 limit=${BROKEN_GP_TIMEOUT:-60}
 pass=0; fail=0
-env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s BROKEN_GP=1 $BB/test_torture_qsbr $BB/test_torture_memb \
-	$BB/test_srcu_memb $BB/test_rculist_qsbr $BB/test_rculist_memb >/dev/null ||
-	{ echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 
 # run <what> <command...>: sets out and rc.
 run() {
@@ -46,42 +44,52 @@ why_not() {
 	esac
 }
 
-for f in qsbr memb; do
-	run $BB/test_torture_$f
-	echo "$out" | grep '^torture'
-	if [ $rc = 1 ] && echo "$out" | grep -q '^FAIL: readers saw no freed or stale element$'; then
-		verdict "torture $f" 1 "$(echo "$out" | grep -o 'errors [0-9]*$')"
+# Every case under both allocators: jemalloc (the product's) and glibc malloc
+# (USE_JEMALLOC=0, its own build directory), whose freed blocks are not
+# handed out again at once.
+for alloc in jemalloc glibc; do
+	if [ $alloc = jemalloc ]; then bb=build/release-brokengp; opts=(); else bb=build/release-brokengp-glibc; opts=(B=$bb USE_JEMALLOC=0); fi
+	BB=$bb/tests/rcu
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s BROKEN_GP=1 "${opts[@]}" $BB/test_torture_qsbr $BB/test_torture_memb \
+		$BB/test_srcu_memb $BB/test_rculist_qsbr $BB/test_rculist_memb >/dev/null ||
+		{ echo "FAIL: build with $alloc"; fail=$((fail + 1)); continue; }
+	for f in qsbr memb; do
+		run $BB/test_torture_$f
+		echo "$out" | grep '^torture'
+		if [ $rc = 1 ] && echo "$out" | grep -q '^FAIL: readers saw no freed or stale element$'; then
+			verdict "torture $f, $alloc" 1 "$(echo "$out" | grep -o 'errors [0-9]*$')"
+		else
+			verdict "torture $f, $alloc" 0 "$(why_not)"
+		fi
+	done
+
+	# The list torture alone: its unit tests that involve a grace period fail
+	# first in this build.  Its closing line counts what readers saw by kind; a
+	# catch needs reclaimed elements seen (poisoned by their call_rcu()
+	# callback), not only the age check or "garbage" (which a splice that did
+	# not wait also gives), so that the call_rcu() reclamation path is what
+	# failed.
+	for f in qsbr memb; do
+		run $BB/test_rculist_$f torture
+		line=$(echo "$out" | grep -E '^  readers saw: [0-9]+ reclaimed, [0-9]+ garbage, ' | tail -n 1)
+		[ -n "$line" ] && echo "list torture $f, $alloc: ${line#  }"
+		reclaimed=$(echo "$line" | sed -E 's/^  readers saw: ([0-9]+) reclaimed.*/\1/')
+		if [ $rc = 1 ] && [ -n "$line" ] && [ "${reclaimed:-0}" -gt 0 ]; then
+			verdict "list torture $f, $alloc" 1 "$reclaimed reclaimed elements seen"
+		elif [ $rc = 1 ] && [ -n "$line" ]; then
+			verdict "list torture $f, $alloc" 0 "no reclaimed element seen"
+		else
+			verdict "list torture $f, $alloc" 0 "$(why_not)"
+		fi
+	done
+
+	run $BB/test_srcu_memb test_srcu_torture
+	echo "$out" | grep -E '^srcu torture'
+	if [ $rc = 1 ] && echo "$out" | grep -qE '^srcu torture error: readers saw [1-9][0-9]* freed or reused elements$'; then
+		verdict "srcu torture, $alloc" 1 "freed or reused elements seen"
 	else
-		verdict "torture $f" 0 "$(why_not)"
+		verdict "srcu torture, $alloc" 0 "$(why_not)"
 	fi
 done
-
-# The list torture alone: its unit tests that involve a grace period fail
-# first in this build.  Its closing line counts what readers saw by kind; a
-# catch needs reclaimed elements seen (poisoned by their call_rcu()
-# callback), not only the age check or "garbage" (which a splice that did
-# not wait also gives), so that the call_rcu() reclamation path is what
-# failed.
-for f in qsbr memb; do
-	run $BB/test_rculist_$f torture
-	line=$(echo "$out" | grep -E '^  readers saw: [0-9]+ reclaimed, [0-9]+ garbage, ' | tail -n 1)
-	[ -n "$line" ] && echo "list torture $f: ${line#  }"
-	reclaimed=$(echo "$line" | sed -E 's/^  readers saw: ([0-9]+) reclaimed.*/\1/')
-	if [ $rc = 1 ] && [ -n "$line" ] && [ "${reclaimed:-0}" -gt 0 ]; then
-		verdict "list torture $f" 1 "$reclaimed reclaimed elements seen"
-	elif [ $rc = 1 ] && [ -n "$line" ]; then
-		verdict "list torture $f" 0 "no reclaimed element seen"
-	else
-		verdict "list torture $f" 0 "$(why_not)"
-	fi
-done
-
-run $BB/test_srcu_memb test_srcu_torture
-echo "$out" | grep -E '^srcu torture'
-if [ $rc = 1 ] && echo "$out" | grep -qE '^srcu torture error: readers saw [1-9][0-9]* freed or reused elements$'; then
-	verdict "srcu torture" 1 "freed or reused elements seen"
-else
-	verdict "srcu torture" 0 "$(why_not)"
-fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

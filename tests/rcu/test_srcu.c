@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rcu/poison.h"
 #include "rcu/rcu.h"
 
 static void sleep_ms(int ms)
@@ -189,7 +190,7 @@ static struct obj *obj_new(unsigned long seq)
 
 static void obj_poison_free(struct obj *o)
 {
-	memset(o, 0x6b, sizeof(*o));
+	rcu_poison(o, sizeof(*o));
 	free(o);
 }
 

@@ -23,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rcu/poison.h"
 #include "rcu/rcu.h"
 
 #define NSLOTS 16
 #define NREADERS 3
 #define LIVE 0x11fe11feUL
-#define POISON_BYTE 0x6b
 
 struct elem {
 	unsigned long magic;
@@ -60,8 +60,8 @@ static struct elem *elem_new(void)
 static void elem_poison_free(struct elem *e)
 {
 	atomic_store_explicit(&e->pipe, 2, memory_order_relaxed);
-	memset(e->payload, POISON_BYTE, sizeof(e->payload));
-	e->magic = 0x6b6b6b6bUL;
+	rcu_poison(e->payload, sizeof(e->payload));
+	rcu_poison(&e->magic, sizeof(e->magic));
 	free(e);
 }
 

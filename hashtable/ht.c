@@ -63,6 +63,7 @@
 #include <time.h>
 
 #include "hashtable/ht.h"
+#include "rcu/poison.h"
 #include "rcu/rcu.h"
 #include "rcu/rculist.h"
 
@@ -81,7 +82,6 @@
 #endif
 #define HT_MAX_BUCKETS ((size_t)1 << 31)
 #define HT_DEFAULT_BUCKETS 4096
-#define HT_POISON_BYTE 0x6b
 
 /* Stripe states (struct ht_stripe.state). */
 enum { S_NORMAL, S_GROW_PREP, S_GROW_UNZIP, S_SHRINK_PREP };
@@ -410,7 +410,7 @@ static inline struct ht_entry *retired_next(struct ht_entry *e)
 static void e_free_now(int poison, struct ht_entry *e)
 {
 	if (poison)
-		memset(e, HT_POISON_BYTE, ht_entry_size(e));
+		rcu_poison(e, ht_entry_size(e)); /* not a dead store: rcu/poison.h */
 	free(e);
 }
 

@@ -150,6 +150,26 @@ void rcu_wake_up_gp(_Atomic int *futex);
 unsigned long long rcu_now_ns(void);
 
 /*
+ * BROKEN_GP=1 builds (`make BROKEN_GP=1`, build/<variant>-brokengp/; run by
+ * tests/rcu/broken_gp.sh and tests/hashtable/broken_gp.sh): every grace
+ * period a user can wait for ends at once, the way the kernel's
+ * rcutorture "busted" flavor does it.  synchronize_rcu() and
+ * synchronize_srcu() return at once, a polled cookie is done as soon as it
+ * is taken, and call_rcu() invokes its callback before it returns
+ * (rcu_core_call_broken()), so the srcu_reclaim chain (call_rcu, then
+ * synchronize_srcu) frees at once too.  Every reclamation path the tortures
+ * exercise then frees while readers may still hold the object, and the
+ * tortures must say so.  Never set in a real build.
+ */
+#if defined(RCU_BROKEN_GP) && RCU_BROKEN_GP
+#define RCU_GP_BROKEN 1
+#else
+#define RCU_GP_BROKEN 0
+#endif
+/* BROKEN_GP builds only: run @func(@head) now and count it as invoked. */
+void rcu_core_call_broken(struct rcu_flavor *fl, struct rcu_head *head, rcu_callback_t func);
+
+/*
  * rcu_cbq_enqueue() - the call_rcu fast path shared by both flavors.
  * Context: the owner thread of q, inside a read-side section of fl's flavor
  * (QSBR: online).  No atomic read-modify-write, no fence when membarrier is

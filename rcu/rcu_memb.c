@@ -154,6 +154,10 @@ void rcu_memb_call_rcu(struct rcu_head *head, rcu_callback_t func)
 
 	if (RCU_UNLIKELY(!q))
 		rcu_die("call_rcu() from a thread not registered with the memb flavor");
+	if (RCU_GP_BROKEN) { /* BROKEN_GP=1: the grace period "ends" at once */
+		rcu_core_call_broken(&rcu_memb_flavor, head, func);
+		return;
+	}
 	nested = rcu_memb_read_ongoing();
 	/* The append is a read-side section: the callback thread's grace period
 	 * after its flip waits for it (struct rcu_cbq). */

@@ -229,6 +229,10 @@ void rcu_qsbr_call_rcu(struct rcu_head *head, rcu_callback_t func)
 
 	if (RCU_UNLIKELY(!q))
 		rcu_die("call_rcu() from a thread not registered with the qsbr flavor");
+	if (RCU_GP_BROKEN) { /* BROKEN_GP=1: the grace period "ends" at once */
+		rcu_core_call_broken(&rcu_qsbr_flavor, head, func);
+		return;
+	}
 	offline = atomic_load_explicit(&r->ctr, memory_order_relaxed) == 0;
 	if (RCU_UNLIKELY(offline))
 		rcu_qsbr_thread_online();

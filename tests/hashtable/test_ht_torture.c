@@ -33,6 +33,75 @@
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
 
+/* The key of the dead sentinel (below); no key the torture writes. */
+#define DEAD_KEY "freed"
+
+#if defined(RCU_BROKEN_GP) && RCU_BROKEN_GP
+/*
+ * BROKEN_GP=1 builds only (tests/hashtable/broken_gp.sh): a quarantine in
+ * front of free(), so that a reader that still walks a freed entry reports
+ * it instead of crashing.  The table poisons an entry (0x6b) before it frees
+ * it, next link included, and a reader that steps from a poisoned entry
+ * follows 0x6b6b6b6b6b6b6b6b; under glibc malloc the allocator's own list
+ * pointer sits in that word instead.  Either way the reader crashes before it
+ * can say what it saw (10 runs of 10 under glibc).  So free() keeps each block
+ * for QUARANTINE more frees (nothing is reused at once, tables and batches
+ * stay readable), and points a poisoned entry's next link at a dead sentinel
+ * entry (key DEAD_KEY, hash never looked up, end of chain): lookups then miss
+ * (counted as missed keys), and scans report the freed entries they reach.
+ * Not in the normal build: there nothing may reach freed memory, and
+ * sanitizers interpose free() themselves.
+ */
+#include <dlfcn.h>
+#include <malloc.h>
+
+#define QUARANTINE 65536
+static struct {
+	struct ht_entry e;
+	char key[8];
+} dead_entry = {.e = {.klen = sizeof(DEAD_KEY) - 1}, .key = DEAD_KEY};
+static void (*real_free)(void *);
+/* frees seen, and how many were of entries the table had poisoned */
+static _Atomic unsigned long q_frees, q_poisoned;
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *quarantine[QUARANTINE];
+static unsigned int q_next;
+
+__attribute__((constructor)) static void quarantine_init(void)
+{
+	real_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+}
+
+void free(void *p)
+{
+	void *old;
+
+	if (!p)
+		return;
+	if (!real_free) /* before the constructor ran (dlsym's own frees): keep it */
+		return;
+	if (malloc_usable_size(p) >= sizeof(struct ht_entry)) {
+		struct ht_entry *e = p;
+		uint64_t w;
+
+		memcpy(&w, p, sizeof(w));
+		if (w == 0x6b6b6b6b6b6b6b6bULL)
+			q_poisoned++;
+		if (w == 0x6b6b6b6b6b6b6b6bULL && e->hash == 0x6b6b6b6bU)
+			atomic_store_explicit((struct hlist_node *_Atomic *)&e->node.next,
+					      &dead_entry.e.node, memory_order_release);
+	}
+	q_frees++;
+	pthread_mutex_lock(&q_lock);
+	old = quarantine[q_next];
+	quarantine[q_next] = p;
+	q_next = (q_next + 1) % QUARANTINE;
+	pthread_mutex_unlock(&q_lock);
+	if (old)
+		real_free(old);
+}
+#endif
+
 #define N_STABLE 1024
 #define N_VOLATILE 3072
 #define N_KEYS (N_STABLE + N_VOLATILE)
@@ -48,11 +117,22 @@ static _Atomic unsigned long n_lookups, n_found, n_updates, n_deletes, n_rmw, n_
     n_exp_set, n_scan_steps;
 static int passed, failed;
 
-#define FAIL(...)                                                                                  \
+/* Errors by kind, for the closing "readers saw" line that
+ * tests/hashtable/broken_gp.sh reads: an entry whose key or value is not
+ * what was written for it (freed and poisoned, or freed and reused), a stable
+ * key not found, anything else. */
+enum { K_FREED, K_MISSED, K_OTHER, K_N };
+static _Atomic unsigned long err_kind[K_N];
+
+#define FAIL_KIND(kind, ...)                                                                       \
 	do {                                                                                       \
+		atomic_fetch_add_explicit(&err_kind[kind], 1, memory_order_relaxed);               \
 		if (atomic_fetch_add(&errors, 1) < 20)                                             \
 			fprintf(stderr, "torture: " __VA_ARGS__);                                  \
 	} while (0)
+#define FAIL(...) FAIL_KIND(K_OTHER, __VA_ARGS__)
+#define FAIL_FREED(...) FAIL_KIND(K_FREED, __VA_ARGS__)
+#define FAIL_MISSED(...) FAIL_KIND(K_MISSED, __VA_ARGS__)
 
 struct val_hdr {
 	uint32_t key;
@@ -127,9 +207,61 @@ static void check_entry(const struct ht_entry *e, uint32_t k, const char *what)
 	size_t kl = keyname(name, k);
 
 	if (ht_entry_klen(e) != kl || memcmp(ht_entry_key(e), name, kl))
-		FAIL("%s: entry for key %u has a foreign key\n", what, k);
+		FAIL_FREED("%s: entry for key %u has a foreign key\n", what, k);
 	else if (!checkval(ht_entry_val(e), ht_entry_vlen(e), k))
-		FAIL("%s: key %u: value not written for it (len %zu)\n", what, k, ht_entry_vlen(e));
+		FAIL_FREED("%s: key %u: value not written for it (len %zu)\n", what, k, ht_entry_vlen(e));
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Hold @e (found for key @k, already checked) inside the caller's read-side
+ * section, checking again and again that it is the same, intact entry: same
+ * key, same value header, value still written for @k.  Writers replace every
+ * key all the time, so the held entry is usually unlinked meanwhile (a fresh
+ * lookup finds another); the hold then goes on 20 ms more (50 ms at most in
+ * all), long enough for the entry's retirement batch to fill and be freed.
+ * A free before the section ends (a grace period that did not wait) poisons
+ * it (rcu/poison.h) and this sees it.  A lookup alone is over too soon.
+ */
+static _Atomic unsigned long n_holds, n_held_replaced;
+static void hold_entry(const struct ht_entry *e, uint32_t k)
+{
+	struct val_hdr h0, h;
+	double end = now_s() + 50e-3;
+	char name[32];
+	size_t kl = keyname(name, k);
+	int replaced = 0;
+
+	if (ht_entry_vlen(e) < sizeof(h0))
+		return;
+	memcpy(&h0, ht_entry_val(e), sizeof(h0));
+	n_holds++;
+	do {
+		if (ht_entry_klen(e) != kl || memcmp(ht_entry_key(e), name, kl) ||
+		    ht_entry_vlen(e) < sizeof(h) ||
+		    (memcpy(&h, ht_entry_val(e), sizeof(h)), memcmp(&h, &h0, sizeof(h))) ||
+		    !checkval(ht_entry_val(e), ht_entry_vlen(e), k)) {
+			FAIL_FREED("find_rcu: key %u: the entry changed while a reader held it "
+				   "(freed)\n",
+				   k);
+			return;
+		}
+		if (!replaced && ht_find_rcu(ht, name, kl) != e) {
+			double t = now_s() + 20e-3;
+
+			replaced = 1;
+			n_held_replaced++;
+			if (t < end)
+				end = t;
+		}
+	} while (now_s() < end);
 }
 
 static void *reader(void *arg)
@@ -154,10 +286,14 @@ static void *reader(void *arg)
 				rcu_read_lock();
 				e = ht_find_rcu(ht, name, kl);
 				if (e) {
+					unsigned long e0 = atomic_load(&errors);
+
 					fd++;
 					check_entry(e, k, "find_rcu");
+					if ((rnd(&s) & 1023) == 0 && atomic_load(&errors) == e0)
+						hold_entry(e, k);
 				} else if (k < N_STABLE && atomic_load(&stable_valid)) {
-					FAIL("find_rcu missed stable key %u\n", k);
+					FAIL_MISSED("find_rcu missed stable key %u\n", k);
 				}
 				rcu_read_unlock();
 				break;
@@ -167,16 +303,16 @@ static void *reader(void *arg)
 					fd++;
 					if (r > (long long)sizeof(buf) ||
 					    !checkval(buf, (size_t)r, k))
-						FAIL("get: key %u: bad value\n", k);
+						FAIL_FREED("get: key %u: bad value\n", k);
 				} else if (k < N_STABLE && atomic_load(&stable_valid)) {
-					FAIL("get missed stable key %u\n", k);
+					FAIL_MISSED("get missed stable key %u\n", k);
 				}
 				break;
 			default:
 				if (ht_exists(ht, name, kl))
 					fd++;
 				else if (k < N_STABLE && atomic_load(&stable_valid))
-					FAIL("exists missed stable key %u\n", k);
+					FAIL_MISSED("exists missed stable key %u\n", k);
 				break;
 			}
 		}
@@ -188,7 +324,7 @@ static void *reader(void *arg)
 			size_t kl = ht_entry_klen(re);
 
 			if (kl >= sizeof(kb)) {
-				FAIL("random: key too long\n");
+				FAIL_FREED("random: key too long\n");
 			} else {
 				memcpy(kb, ht_entry_key(re), kl);
 				kb[kl] = 0;
@@ -224,7 +360,7 @@ static int rmw_fn(struct ht_rmw *r, void *arg)
 	void *p;
 
 	if (r->old && !checkval(ht_entry_val(r->old), ht_entry_vlen(r->old), a->k))
-		FAIL("rmw: old value of key %u not written for it\n", a->k);
+		FAIL_FREED("rmw: old value of key %u not written for it\n", a->k);
 	n = mkval(tmp, a->k, a->tag, a->seq);
 	p = ht_rmw_alloc(r, n);
 	if (!p)
@@ -416,7 +552,7 @@ static int scan_fn(const struct ht_entry *e, void *arg)
 	uint32_t k;
 
 	if (kl >= sizeof(kb)) {
-		FAIL("scan: key too long\n");
+		FAIL_FREED("scan: key too long\n");
 		return 0;
 	}
 	memcpy(kb, ht_entry_key(e), kl);
@@ -428,8 +564,10 @@ static int scan_fn(const struct ht_entry *e, void *arg)
 			ss->seen[k] = 1;
 	} else if (strncmp(kb, "vol:", 4) == 0) {
 		check_entry(e, (uint32_t)strtoul(kb + 4, NULL, 10), "scan");
+	} else if (kl == sizeof(DEAD_KEY) - 1 && memcmp(kb, DEAD_KEY, kl) == 0) {
+		FAIL_FREED("scan: reached a freed entry (its link leads to the dead sentinel)\n");
 	} else {
-		FAIL("scan: unknown key\n");
+		FAIL_FREED("scan: unknown key\n");
 	}
 	return 0;
 }
@@ -454,7 +592,7 @@ static void *scanner(void *arg)
 		} while (cur);
 		for (uint32_t k = 0; k < N_STABLE; k++)
 			if (!ss->seen[k]) {
-				FAIL("cursor scan missed stable key %u\n", k);
+				FAIL_MISSED("cursor scan missed stable key %u\n", k);
 				break;
 			}
 		scans++;
@@ -463,7 +601,7 @@ static void *scanner(void *arg)
 		ht_scan_all(ht, scan_fn, ss);
 		for (uint32_t k = 0; k < N_STABLE; k++)
 			if (!ss->seen[k]) {
-				FAIL("ht_scan_all missed stable key %u\n", k);
+				FAIL_MISSED("ht_scan_all missed stable key %u\n", k);
 				break;
 			}
 		scans++;
@@ -613,6 +751,20 @@ int main(void)
 	}
 	ht_free(ht);
 	rcu_unregister_thread();
+	/* Both phases. */
+#if defined(RCU_BROKEN_GP) && RCU_BROKEN_GP
+	printf("quarantine: %lu frees, %lu of them poisoned entries\n", atomic_load(&q_frees),
+	       atomic_load(&q_poisoned));
+#endif
+	printf("held entries: %lu, %lu of them replaced while held\n", atomic_load(&n_holds),
+	       atomic_load(&n_held_replaced));
+	/* The hold proves something only if writers retired held entries. */
+	check(atomic_load(&n_held_replaced) > 0,
+	      "readers held entries that writers replaced meanwhile");
+	printf("readers saw: %lu freed or foreign entries, %lu missed stable keys, %lu other "
+	       "errors\n",
+	       atomic_load(&err_kind[K_FREED]), atomic_load(&err_kind[K_MISSED]),
+	       atomic_load(&err_kind[K_OTHER]));
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

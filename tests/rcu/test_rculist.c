@@ -30,12 +30,21 @@
  * full grace period has passed fails the run (rcutorture's age check).
  * A reader fails the run when it sees a dead element, keys out of order or
  * out of range, a missing anchor, or more steps than the structure can hold
- * (a torn list).  The run reports what it exercised and fails if an
- * operation kind never ran.  TORTURE_SECONDS (default 2) sets its length.
+ * (a torn list).  The callback also points the element's next links at a
+ * dead sentinel, so a reader that follows a link out of a reclaimed element
+ * lands on a dead element and reports it instead of crashing on poison.  The
+ * run prints its reader errors by kind ("readers saw: N reclaimed ...") and
+ * reports what it exercised; it fails if an operation kind never ran.
+ * TORTURE_SECONDS (default 2) sets its length.
+ *
+ * Arguments: test names (e.g. `torture`) run only those tests, so that
+ * tests/rcu/broken_gp.sh runs the torture alone in a BROKEN_GP=1 build, where
+ * the unit tests that involve a grace period fail first.
  */
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +64,9 @@
 
 static int n_passed, n_failed;
 static int cur_failed;
+/* Test names from the command line; none: every test. */
+static char **only;
+static int n_only, n_only_ran;
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \
@@ -66,6 +78,15 @@ static int cur_failed;
 
 static void run_test(const char *name, void (*fn)(void))
 {
+	if (n_only) {
+		int want = 0;
+
+		for (int i = 0; i < n_only; i++)
+			want |= strcmp(only[i], name) == 0;
+		if (!want)
+			return;
+		n_only_ran++;
+	}
 	cur_failed = 0;
 	fn();
 	printf("%-4s %s.%s\n", cur_failed ? "FAIL" : "ok", name, RCU_FLAVOR_NAME);
@@ -698,7 +719,7 @@ static void t_list_splice_waits_for_reader(void)
 #define BLOCK_MAX 64
 #define MAX_STEPS (4 * N_ANCHORS + 4 * BLOCK_MAX + 64)
 #define READERS 2
-#define QUARANTINE 4096
+#define QUARANTINE 65536 /* about 6 MB: a reader preempted for ~100 ms still finds poison */
 
 /* The structures, updated by the writer thread only (it is the updater lock). */
 static LIST_HEAD(tl);                    /* L */
@@ -730,13 +751,27 @@ static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct elem *quarantine[QUARANTINE];
 static unsigned int q_next;
 
-static void report(const char *what, unsigned long key)
+/* Reader errors by kind, for the closing "readers saw" line (the first ten
+ * errors of any kind are printed as they happen, which one kind may fill). */
+enum { ERR_RECLAIMED, ERR_GARBAGE, ERR_AGED, ERR_OTHER, ERR_NKINDS };
+static _Atomic unsigned long err_kind[ERR_NKINDS];
+
+static void report_kind(int kind, const char *what, unsigned long key)
 {
 	unsigned long n = atomic_fetch_add(&errors, 1);
 
+	atomic_fetch_add_explicit(&err_kind[kind], 1, memory_order_relaxed);
 	if (n < 10)
 		printf("  torture error: %s (key %lu)\n", what, key);
 }
+
+static void report(const char *what, unsigned long key)
+{
+	report_kind(ERR_OTHER, what, key);
+}
+
+/* Where a reclaimed element's next links point (see elem_reclaim()). */
+static struct elem dead_elem = { .magic = MAGIC_DEAD, .l = { &dead_elem.l, &dead_elem.l } };
 
 static void elem_reclaim(struct rcu_head *rh)
 {
@@ -745,8 +780,23 @@ static void elem_reclaim(struct rcu_head *rh)
 
 	if (e->magic != MAGIC_LIVE)
 		report("callback on an element that is not live", e->key);
-	memset(e, POISON_BYTE, sizeof(*e));
+	/* A reader that (wrongly) still stands on @e and steps on lands on a
+	 * dead element, which check_live() reports, rather than on a poisoned
+	 * pointer, which would crash it before it could say what it saw.  So
+	 * the next links go to the sentinel first and are never poisoned; the
+	 * sentinel's own list link leads back to itself, and readers stop at
+	 * the first dead element. */
+	atomic_store_explicit((struct list_head *_Atomic *)&e->l.next, &dead_elem.l,
+			      memory_order_relaxed);
+	atomic_store_explicit((struct hlist_node *_Atomic *)&e->h.next, &dead_elem.h,
+			      memory_order_relaxed);
+	/* Dead before the rest is poisoned: a reader that looks while this
+	 * runs sees "reclaimed", not "garbage". */
 	e->magic = MAGIC_DEAD;
+	memset(&e->gp_cookie, POISON_BYTE, offsetof(struct elem, l) - offsetof(struct elem, gp_cookie));
+	memset(&e->l.prev, POISON_BYTE, sizeof(e->l.prev));
+	memset(&e->h.pprev, POISON_BYTE, sizeof(e->h.pprev));
+	memset(&e->rh, POISON_BYTE, sizeof(e->rh));
 	pthread_mutex_lock(&q_lock);
 	old = quarantine[q_next];
 	quarantine[q_next] = e;
@@ -774,8 +824,10 @@ static _Atomic unsigned long n_seen_retired;
 static void check_live(struct elem *e, unsigned long *errs)
 {
 	if (e->magic != MAGIC_LIVE) {
-		report(e->magic == MAGIC_DEAD ? "reader saw a reclaimed element"
-					      : "reader saw garbage", 0);
+		if (e->magic == MAGIC_DEAD)
+			report_kind(ERR_RECLAIMED, "reader saw a reclaimed element", 0);
+		else
+			report_kind(ERR_GARBAGE, "reader saw garbage", 0);
 		(*errs)++;
 		return;
 	}
@@ -786,8 +838,9 @@ static void check_live(struct elem *e, unsigned long *errs)
 		 * before the removal, so no full grace period can have ended since. */
 		if (poll_state_synchronize_rcu(atomic_load_explicit(&e->gp_cookie,
 								    memory_order_relaxed))) {
-			report("reader saw an element a full grace period after its removal",
-			       e->key);
+			report_kind(ERR_AGED,
+				    "reader saw an element a full grace period after its removal",
+				    e->key);
 			(*errs)++;
 		}
 	}
@@ -1221,6 +1274,15 @@ static void t_torture(void)
 	for (int k = 0; k < OP_NKINDS; k++)
 		printf(" %s=%lu", op_names[k], op_count[k]);
 	printf("\n");
+	/* tests/rcu/broken_gp.sh reads this line.  "reclaimed": a reader saw an
+	 * element its callback had already poisoned (use-after-free, the
+	 * check broken_gp.sh requires); "garbage": neither live nor dead, e.g.
+	 * a list head taken for an element after a splice that did not wait;
+	 * "past a full grace period": a stale element (the age check). */
+	printf("  readers saw: %lu reclaimed, %lu garbage, %lu past a full grace period, "
+	       "%lu other errors\n",
+	       atomic_load(&err_kind[ERR_RECLAIMED]), atomic_load(&err_kind[ERR_GARBAGE]),
+	       atomic_load(&err_kind[ERR_AGED]), atomic_load(&err_kind[ERR_OTHER]));
 
 	CHECK(atomic_load(&errors) == 0);
 	CHECK(atomic_load(&n_cb) == n_call_rcu);   /* rcu_barrier() waited for all */
@@ -1246,9 +1308,12 @@ static void on_fatal_signal(int sig)
 	_exit(1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	double secs = torture_seconds();
+
+	only = argv + 1;
+	n_only = argc - 1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* A hang (a reader looping on a torn list, a grace period that never
@@ -1275,6 +1340,11 @@ int main(void)
 	run_test("list_splice_init_rcu_waits_for_reader", t_list_splice_waits_for_reader);
 	run_test("torture", t_torture);
 
+	if (n_only_ran != n_only) { /* a name that matches no test is a failure */
+		printf("FAIL %d of the %d test names given match no test\n", n_only - n_only_ran,
+		       n_only);
+		n_failed++;
+	}
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed ? 1 : 0;
 }

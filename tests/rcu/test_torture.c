@@ -5,7 +5,8 @@
  * Slots hold RCU-protected elements.  Readers, inside read-side sections,
  * check that each element they see is live (magic), internally consistent,
  * and has not yet completed a grace period since its removal (pipe < 2); they
- * dawdle, then check again.  Two updaters replace elements: one waits with
+ * dawdle, then check again, and check it is still the same element (same
+ * seq: a freed block handed out again is live but another).  Two updaters replace elements: one waits with
  * synchronize_rcu() and frees, one frees through call_rcu(); a third uses
  * polled cookies.  Before freeing, elements are marked pipe = 2 and poisoned
  * (0x6b), so a reader still holding one fails loudly.  The run fails on any
@@ -22,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rcu/poison.h"
 #include "rcu/rcu.h"
 
 #define NSLOTS 16
 #define NREADERS 3
 #define LIVE 0x11fe11feUL
-#define POISON_BYTE 0x6b
 
 struct elem {
 	unsigned long magic;
@@ -59,8 +60,8 @@ static struct elem *elem_new(void)
 static void elem_poison_free(struct elem *e)
 {
 	atomic_store_explicit(&e->pipe, 2, memory_order_relaxed);
-	memset(e->payload, POISON_BYTE, sizeof(e->payload));
-	e->magic = 0x6b6b6b6bUL;
+	rcu_poison(e->payload, sizeof(e->payload));
+	rcu_poison(&e->magic, sizeof(e->magic));
 	free(e);
 }
 
@@ -93,6 +94,7 @@ static void *reader(void *arg)
 		for (int i = 0; i < NSLOTS; i++) {
 			struct elem *e = rcu_dereference(slots[i]);
 			int spin = rand_r(&seed) % 256, r;
+			unsigned long seq;
 
 			if (!e)
 				continue;
@@ -103,9 +105,13 @@ static void *reader(void *arg)
 						i, e->seq, r);
 				continue;
 			}
+			seq = e->seq;
 			for (volatile int k = 0; k < spin; k++)
 				;
-			if ((r = check_elem(e))) {
+			/* 5: the block was freed and handed out again meanwhile
+			 * (jemalloc reuses a freed block at once, so the new
+			 * element is live and consistent, only another one). */
+			if ((r = check_elem(e)) || (e->seq != seq && (r = 5))) {
 				err++;
 				if (err < 5)
 					fprintf(stderr, "reader: slot %d check %d after dawdling "

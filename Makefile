@@ -8,7 +8,11 @@
 #   make tsan       the same suites under ThreadSanitizer (build/tsan/)
 #   make torture    every suite with torture tests running longer (TORTURE_SECONDS=60)
 #   make torture-loop  repeat the RCU torture tests until one fails (LOOPS=20)
-#   make run        install, build, start rcukv-server with conf/rcukv.conf
+#   make run        install what running needs, build the product only (server,
+#                   CLI, library: no cmocka, no test programs), start rcukv-server
+#                   with conf/rcukv.conf (RUN_ARGS="--port 6390" adds options)
+#   make product    build the product only
+#   make fresh-check  make run, then make test, in a throwaway Debian 12 root
 #   make bench      every benchmark; make bench-<subject> for one
 #   make deps       install missing Debian packages (root) or print the command
 
@@ -76,13 +80,16 @@ ifneq ($(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),)
   endif
 endif
 
-# Filled in by the module fragments.
+# Filled in by the module fragments.  PRODUCT_BINS is what `make run` and
+# `make install` need (server, CLI, libraries); ALL_BINS adds the programs that
+# need the test packages (cmocka).
+PRODUCT_BINS :=
 ALL_BINS :=
 TEST_BINS :=        # binaries that print 'N passed, M failed'
 TEST_SCRIPTS :=     # scripts run by tests/run.sh after the binaries
 BENCH_SUBJECTS :=
 
-.PHONY: all deps test test-run build-tests asan tsan torture run bench clean install
+.PHONY: all product deps test test-run build-tests asan tsan torture run bench clean install fresh-check
 all:
 
 include rcu/rcu.mk
@@ -95,7 +102,8 @@ include rcu/rcu.mk
 -include tests/soak/soak.mk
 -include tests/fuzz/fuzz.mk
 
-all: $(ALL_BINS)
+product: $(PRODUCT_BINS)
+all: $(PRODUCT_BINS) $(ALL_BINS)
 
 deps:
 	@scripts/deps.sh test
@@ -126,11 +134,20 @@ build-tests: $(TEST_BINS)
 torture: deps
 	@$(MAKE) --no-print-directory TORTURE_SECONDS=$${TORTURE_SECONDS:-60} test-run
 
-run: 
+# The server runs in the foreground (exec: make's child is the server), so
+# Ctrl-C reaches it with the rest of the terminal's process group: it shuts
+# down as on SIGINT (Redis's log lines, exit 0) and make waits for it.
+RUN_ARGS ?=
+run:
 	@scripts/deps.sh build
-	@$(MAKE) --no-print-directory all
-	@if [ -x $(B)/rcukv-server ]; then exec $(B)/rcukv-server conf/rcukv.conf; \
-	 else echo "make run: rcukv-server is not built yet (issue 5, server/); nothing to start" >&2; exit 1; fi
+	@$(MAKE) --no-print-directory -j$(NPROC) product
+	@exec $(B)/rcukv-server conf/rcukv.conf $(RUN_ARGS)
+
+# A throwaway Debian 12 root (debootstrap --variant=minbase), a fresh clone of
+# this repository's HEAD: `make run` must answer PING and SHUTDOWN before
+# `make test` has ever run, then `make test` runs in the same root.
+fresh-check:
+	@scripts/fresh-check.sh
 
 bench: $(addprefix bench-,$(BENCH_SUBJECTS))
 

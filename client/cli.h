@@ -16,7 +16,7 @@
  * is owned by one thread while recording and merged by the main thread after
  * the recording threads were joined (pthread_join orders the accesses).
  *
- * Tests: tests/client/test_hist.c (histogram, scanner, argument splitting),
+ * Tests: tests/client/test_client.c (histogram, scanner, argument splitting),
  * tests/client/test_cli.sh (output against the real redis-cli),
  * tests/client/test_bench.sh (load generator, checked from the server side),
  * tests/client/test_tls.sh (every mode over TLS, against rcukv and redis).

@@ -32,7 +32,7 @@ $(CLI): $(CLIENT_OBJS)
 $(B)/tests/client/test_client: $(B)/tests/client/test_client.o $(CLIENT_LIB_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LIBS) $(call pc,--libs,cmocka)
 
-ALL_BINS += $(CLI)
+PRODUCT_BINS += $(CLI)
 TEST_BINS += $(B)/tests/client/test_client
 TEST_SCRIPTS += tests/client/test_cli.sh tests/client/test_bench.sh tests/client/test_tls.sh
 BENCH_SUBJECTS += client

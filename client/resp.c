@@ -8,7 +8,7 @@
  * a reply the scanner found complete and valid, so it needs no resumption.
  *
  * Single-threaded; each state belongs to one connection.  Tested by
- * tests/client/test_hist.c (split replies, hostile input) and test_cli.sh.
+ * tests/client/test_client.c (split replies, hostile input) and test_cli.sh.
  */
 #include "client/cli.h"
 

@@ -54,7 +54,7 @@ $(RCUKV_PC): rcukv.pc.in hashtable/hashtable.mk
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(HT_VERSION)|g' \
 	    -e 's|@LIBS_PRIVATE@|$(JEMALLOC_LIBS) -pthread|g' $< > $@
 
-ALL_BINS += $(HT_QSBR_LIB) $(HT_MEMB_LIB) $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
+PRODUCT_BINS += $(HT_QSBR_LIB) $(HT_MEMB_LIB) $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
 
 # --- install (the top Makefile declares it phony) ---------------------------
 install: $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)

@@ -23,10 +23,11 @@
  * it waits for on stderr, then again at doubling intervals.  Default 10000 ms,
  * or the RCU_STALL_TIMEOUT_MS environment variable.  0 disables. */
 void rcu_set_stall_timeout_ms(unsigned long ms);
-/* The callback thread starts at most one grace period per interval while
- * callbacks or polls keep coming (default 1000 us, or the
- * RCU_CB_GP_INTERVAL_US environment variable; 0: no pacing).  rcu_barrier()
- * and throttled updaters never wait for it; synchronize_rcu() is not paced. */
+/* Callback pacing has no function: the callback thread starts at most one
+ * grace period per interval while callbacks or polls keep coming, the interval
+ * read once at start from the RCU_CB_GP_INTERVAL_US environment variable
+ * (default 1000 us; 0: no pacing; rcu/rcu_core.c).  rcu_barrier() and
+ * throttled updaters never wait for it; synchronize_rcu() is not paced. */
 
 #if defined(RCU_FLAVOR_QSBR) && defined(RCU_FLAVOR_MEMB)
 #error "define at most one of RCU_FLAVOR_QSBR and RCU_FLAVOR_MEMB"

@@ -7,7 +7,7 @@ $(RCU_LIB): $(RCU_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-ALL_BINS += $(RCU_LIB)
+PRODUCT_BINS += $(RCU_LIB)
 include tests/rcu/rcu_tests.mk
 
 # bench-srcu: SRCU figures (issue 3), run as part of bench-rcu.

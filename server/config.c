@@ -9,8 +9,8 @@
  *
  * Errors at start-up print "*** FATAL CONFIG FILE ERROR ***" with the file,
  * line, the offending line and the reason, then exit 1 (as redis-server does).
- * Tested by tests/server/test_config.sh and the CONFIG cases of
- * tests/server/test_server.c.
+ * Tested by tests/server/test_startup.sh (start-up errors against
+ * redis-server's) and the CONFIG cases of tests/server/test_server.c.
  */
 #include "server/server_internal.h"
 

@@ -1100,7 +1100,7 @@ static int listen_tcp(const char *addr, int port)
 	snprintf(portstr, sizeof(portstr), "%d", port);
 	rc = getaddrinfo(host, portstr, &hints, &res);
 	if (rc) {
-		srv_log(LL_WARNING, "Could not create server TCP listening socket %s:%d: %s", addr,
+		srv_log(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr,
 			port, gai_strerror(rc));
 		return -1;
 	}
@@ -1117,7 +1117,7 @@ static int listen_tcp(const char *addr, int port)
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
 		    listen(fd, g_cfg.tcp_backlog) < 0) {
 			srv_log(LL_WARNING,
-				"Could not create server TCP listening socket %s:%d: bind: %s",
+				"Warning: Could not create server TCP listening socket %s:%d: bind: %s",
 				addr, port, strerror(errno));
 			close(fd);
 			fd = -1;

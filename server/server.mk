@@ -6,14 +6,9 @@ $(call need_pc,openssl)
 
 SERVER_SRCS := server/main.c server/config.c server/log.c server/util.c server/resp.c \
                server/net.c server/cmd.c server/info.c server/tls.c server/persist.c \
-               server/stats.c server/lathist.c
-ifneq ($(filter %libht_qsbr.a,$(ALL_BINS) $(HT_QSBR_LIB)),)
-  SERVER_SRCS += server/db.c server/evict.c
-  SERVER_HT_LIB := $(B)/libht_qsbr.a
-else
-  SERVER_SRCS += server/db_none.c
-  SERVER_HT_LIB :=
-endif
+               server/stats.c server/lathist.c server/db.c server/evict.c
+# The keyspace is the QSBR build of the hash table (hashtable/hashtable.mk).
+SERVER_HT_LIB := $(HT_QSBR_LIB)
 SERVER_OBJS := $(SERVER_SRCS:%.c=$(B)/%.o)
 
 $(SERVER_OBJS): CFLAGS += $(call pc,--cflags,libevent) $(call pc,--cflags,openssl) -DSRV_JEMALLOC=$(USE_JEMALLOC)
@@ -24,7 +19,7 @@ $(B)/rcukv-server: $(SERVER_OBJS) $(B)/server/rdb.o $(SERVER_HT_LIB) $(RCU_LIB)
 		$(call pc,--libs,libevent) $(call pc,--libs,openssl) $(call pc,--libs,liblzf) \
 		$(JEMALLOC_LIBS) -lm
 
-ALL_BINS += $(B)/rcukv-server
+PRODUCT_BINS += $(B)/rcukv-server
 
 -include tests/server/server_tests.mk
 

@@ -414,7 +414,7 @@ size_t client_mem_total(void);
 #define ARGV(c, i) ((c)->argv[i])
 #define ARGL(c, i) ((c)->argl[i])
 
-/* keyspace (db.c / cmd_string.c) */
+/* keyspace (db.c) */
 void db_init(void);
 void db_fini(void);
 void db_register_commands(void);

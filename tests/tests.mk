@@ -30,3 +30,6 @@ endef
 $(eval $(call rcu_example,publish))
 $(eval $(call rcu_example,reclaim))
 $(eval $(call rcu_example,srcu_scan))
+
+# --- tests/lint.sh: half-checked shell checks, files named in comments that do not exist.
+TEST_SCRIPTS += tests/lint.sh

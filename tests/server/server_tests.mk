@@ -6,6 +6,8 @@ $(B)/tests/server/test_server: $(B)/tests/server/test_server.o | $(B)/rcukv-serv
 TEST_BINS += $(B)/tests/server/test_server
 TEST_SCRIPTS += tests/server/test_security.sh
 TEST_SCRIPTS += tests/server/test_tls.sh
+# Start-up refusals (port in use, configuration errors) against redis-server's.
+TEST_SCRIPTS += tests/server/test_startup.sh
 
 # tests/server/test_persist: RDB persistence end to end (issue 8): SAVE/BGSAVE,
 # save points, shutdown saves, round trips through rcukv and redis-server 7,

@@ -11,9 +11,16 @@
 #   2. overwrite flood: redis-benchmark -t set -P 64 -c 16 --threads 2 over the
 #      same 1M keys for 30 s (BENCH_QUICK: 8 s); RSS sampled every 0.5 s; the
 #      steady state is the RSS after the first sixth (5 s; quick: 2 s);
-#      growth = max / steady - 1.
+#      growth = max / steady - 1 (never negative: max starts at steady).
 #        BENCH memory.flood_rss_growth.{rcukv,redis} %   RATIO memory.flood_rss_growth
-#        (max/steady of rcukv over max/steady of redis, lower is better)
+#        (rcukv's growth over redis's growth, lower is better; the growths
+#        themselves, not the factors 1 + g, so 10 % against 1 % reads 10).
+#      A growth under the noise level (BENCH_RSS_NOISE_PCT, default 1 % of
+#      the steady RSS, about 1 MB here; rcukv's growth read 0.0 % in one quick
+#      run and 0.75 % in the next) is not distinguishable from no growth,
+#      and a ratio against ~0 means nothing: each side is floored at the noise
+#      level before dividing, and the output says so.  Both under it reads
+#      1.00 ("no difference we can see"), never a ratio against 0.
 #   3. hit ratio: rcukv-cli bench --key-pattern zipf (s 0.99) over 1M keys,
 #      GET:SET 3:1, 32-byte values, with maxmemory at 10% of the key space:
 #      the server's empty used_memory + a tenth of what the 1M keys took in
@@ -23,13 +30,17 @@
 #      hit ratio = GET hits / GETs; the keys each held are printed.
 #        BENCH cache.hit_ratio.<policy>.{rcukv,redis}  RATIO cache.hit_ratio.<policy>
 #        RATIO cache.hit_ratio (the lower of the two policies' ratios)
-# Usage: bench/bench_memory.sh [path/to/rcukv-server] ; Env: BENCH_QUICK=1, BENCH_PORT
+# A reference (redis-server) that failed or measured zero (keys not loaded,
+# no flood traffic, no GETs) stops the bench with a message and exit 1.
+# Usage: bench/bench_memory.sh [path/to/rcukv-server]
+# Env: BENCH_QUICK=1, BENCH_PORT, BENCH_RSS_NOISE_PCT
 set -u
 B=${B:-build/release}
 SERVER=${1:-$B/rcukv-server}
 CLI=$(dirname "$SERVER")/rcukv-cli
 PORT0=${BENCH_PORT:-7460}
 KEYS=1000000
+NOISE_PCT=${BENCH_RSS_NOISE_PCT:-1}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then FLOOD=8; HITDUR=6; else FLOOD=30; HITDUR=20; fi
 for tool in redis-server redis-cli redis-benchmark; do
   command -v $tool >/dev/null || { echo "bench_memory: $tool not found" >&2; exit 1; }
@@ -84,10 +95,22 @@ load() { # system: the 1M keys
     }
   }' | redis-cli -p "${PORT[$1]}" --pipe >"$TMP/pipe.$1" 2>&1
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
+die() { echo "bench_memory: $*; no ratio, stopping" >&2; exit 1; }
+# ratio figure a b -> RV = a / b.  A reference b that is empty or not > 0
+# stops the bench (so: never call it in a $(...) subshell, where exit would
+# only end the subshell).
+RV=
+ratio() {
+  awk -v a="$2" -v b="$3" 'BEGIN { exit !(a != "" && b != "" && b + 0 > 0) }' ||
+    die "$1: reference (redis) figure '${3}' is not > 0 (rcukv: '${2}')"
+  RV=$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%.3f", a / b }')
+}
+cmds() { # system: commands processed so far
+  redis-cli -p "${PORT[$1]}" info stats | tr -d '\r' | awk -F: '$1 == "total_commands_processed" { print $2 }'
+}
 
 # ------------------------------------------------------------ 1. bytes per key
-declare -A BPK RPK GROW_F
+declare -A BPK RPK GROW
 for s in rcukv redis; do
   start "$s"
   sleep 0.5
@@ -95,6 +118,7 @@ for s in rcukv redis; do
   load "$s"
   sleep 1 # the table's background resize and frees settle
   n=$(redis-cli -p "${PORT[$s]}" dbsize)
+  [ "$n" = "$KEYS" ] || die "$s holds '$n' keys after loading $KEYS (see $TMP/pipe.$s)"
   u1=$(info "$s" used_memory); r1=$(rss "$s")
   BPK[$s]=$(awk -v a="$u0" -v b="$u1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / n }')
   RPK[$s]=$(awk -v a="$r0" -v b="$r1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / n }')
@@ -103,6 +127,7 @@ for s in rcukv redis; do
   echo "BENCH memory.rss_per_key.$s ${RPK[$s]} bytes"
 
   # ---------------------------------------------------------- 2. flood
+  c0=$(cmds "$s")
   timeout "$FLOOD" redis-benchmark -p "${PORT[$s]}" -t set -P 64 -c 16 --threads 2 \
     -r "$KEYS" -d 32 -n 2000000000 -q >"$TMP/flood.$s" 2>&1 &
   fpid=$!
@@ -113,18 +138,32 @@ for s in rcukv redis; do
     sleep 0.5
   done
   wait "$fpid" 2>/dev/null
-  GROW_F[$s]=$(awk -v a="$steady" -v b="$max" 'BEGIN { printf "%.4f", b / a }')
-  echo "# $s: flood ${FLOOD}s at -P 64: rss steady $steady, max $max"
+  c1=$(cmds "$s")
+  # a flood that sent nothing would read as 0 % growth: stop instead
+  [ -n "$c0" ] && [ -n "$c1" ] && [ $((c1 - c0)) -gt "$KEYS" ] ||
+    die "$s served '$c0' -> '$c1' commands in the flood (see $TMP/flood.$s)"
+  GROW[$s]=$(awk -v a="$steady" -v b="$max" 'BEGIN { printf "%.6f", b / a - 1 }')
+  echo "# $s: flood ${FLOOD}s at -P 64: $((c1 - c0)) commands, rss steady $steady, max $max"
   if [ "$s" = rcukv ]; then
     redis-cli -p "${PORT[$s]}" info rcu | tr -d '\r' | grep -E 'grace_periods|pending|throttled' |
       sed 's/^/# rcukv /'
   fi
-  echo "BENCH memory.flood_rss_growth.$s $(awk -v g="${GROW_F[$s]}" 'BEGIN { printf "%.1f", (g - 1) * 100 }') %"
+  echo "BENCH memory.flood_rss_growth.$s $(awk -v g="${GROW[$s]}" 'BEGIN { printf "%.2f", g * 100 }') %"
   stop "$s"
 done
-echo "RATIO memory.bytes_per_key $(ratio "${BPK[rcukv]}" "${BPK[redis]}") lower"
-echo "RATIO memory.rss_per_key $(ratio "${RPK[rcukv]}" "${RPK[redis]}") lower"
-echo "RATIO memory.flood_rss_growth $(ratio "${GROW_F[rcukv]}" "${GROW_F[redis]}") lower"
+ratio memory.bytes_per_key "${BPK[rcukv]}" "${BPK[redis]}"
+echo "RATIO memory.bytes_per_key $RV lower"
+ratio memory.rss_per_key "${RPK[rcukv]}" "${RPK[redis]}"
+echo "RATIO memory.rss_per_key $RV lower"
+# Growths in %, each floored at the noise level (see the header).
+declare -A GFL
+for s in rcukv redis; do
+  GFL[$s]=$(awk -v g="${GROW[$s]}" -v n="$NOISE_PCT" 'BEGIN { g *= 100; printf "%.4f", g < n ? n : g }')
+  awk -v g="${GROW[$s]}" -v n="$NOISE_PCT" 'BEGIN { exit !(g * 100 < n) }' &&
+    echo "# memory.flood_rss_growth: $s grew $(awk -v g="${GROW[$s]}" 'BEGIN { printf "%.2f", g * 100 }') %, under the ${NOISE_PCT} % noise level: counted as ${NOISE_PCT} % in the ratio"
+done
+ratio memory.flood_rss_growth "${GFL[rcukv]}" "${GFL[redis]}"
+echo "RATIO memory.flood_rss_growth $RV lower"
 
 # ------------------------------------------------------------ 3. hit ratio
 worst=
@@ -144,10 +183,11 @@ for policy in allkeys-lru allkeys-lfu; do
     HIT[$s]=$(echo "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "hits,") h = $(i - 1); else if ($i == "misses") m = $(i - 1); if (h + m > 0) printf "%.4f", h / (h + m) }')
     echo "# $s $policy: maxmemory $mm, $(redis-cli -p "${PORT[$s]}" dbsize) keys held, evicted $(redis-cli -p "${PORT[$s]}" info stats | tr -d '\r' | awk -F: '$1 == "evicted_keys" { print $2 }'); $line"
     p=${policy/-/_}
-    echo "BENCH cache.hit_ratio.$p.$s ${HIT[$s]:-nan}"
+    [ -n "${HIT[$s]}" ] || die "cache.hit_ratio.$p: no hits/misses line from $s (see $TMP/hit.$s.$policy)"
+    echo "BENCH cache.hit_ratio.$p.$s ${HIT[$s]}"
     stop "$s"
   done
-  r=$(ratio "${HIT[rcukv]:-0}" "${HIT[redis]:-0}")
+  ratio "cache.hit_ratio.$p" "${HIT[rcukv]}" "${HIT[redis]}"; r=$RV
   echo "RATIO cache.hit_ratio.${policy/-/_} $r higher"
   if [ -z "$worst" ] || awk -v a="$r" -v b="$worst" 'BEGIN { exit !(a < b) }'; then worst=$r; fi
 done

@@ -11,9 +11,9 @@
 #      bench, closed loop, pipeline 1, uniform keys) for LOAD_SECS with no
 #      save (p99_no_save, for reference), then the same load while BGSAVEs
 #      run back to back the whole time: p99 latency and throughput of the
-#      load during saves; meanwhile VmRSS of the server, plus for Redis its
-#      fork child, is sampled every ~10 ms: peak growth over the RSS just
-#      before the load;
+#      load during saves; meanwhile the memory the server uses is sampled
+#      every ~10 ms (see "What a save costs" below): peak growth over the
+#      server's VmRSS just before the load;
 #   4. restart on the dump: load keys/s from the server's own log line
 #      "DB loaded from disk: X seconds".
 # Load shapes (figures without a suffix are the busy shape's):
@@ -24,8 +24,20 @@
 #         _light: the client is the bottleneck and both servers idle part of
 #         the time (about 20 % and 35 % of the 2 cores here), which the save
 #         uses, so neither server's p99 moves much.
-# The RSS sum follows the issue: a fork child's VmRSS also counts the pages it
-# still shares with its parent, so Redis's growth includes them.
+# What a save costs (peak_rss_growth): each sample is the server's VmRSS plus,
+# for each child it has (Redis's fork child; rcukv has none), the child's
+# Private_Dirty from /proc/PID/smaps_rollup: the pages the child holds alone
+# (those copy-on-write duplicated since the fork, and what the child itself
+# allocated).  A child's VmRSS would also count every page it still shares
+# with its parent, which the parent's VmRSS already counts, and Redis read
+# about 0.97 whatever copy-on-write cost; Private_Dirty counts only what the
+# save added.  So: Redis's figure is the parent's growth plus its child's
+# private pages, rcukv's the process's growth.  (Reading smaps_rollup walks
+# the child's page tables: some CPU on the sampler's side, Redis runs only.)
+#
+# Order: rcukv runs first in odd repeats and Redis first in even ones.  A
+# reference (Redis) figure that is missing or zero stops the bench with a
+# message and exit 1, never a RATIO.
 #
 # Usage: bench/bench_persistence.sh [path/to/rcukv-server]
 # Env:   BENCH_QUICK=1 (200,000 keys, 1 repeat, 2 s loads), BENCH_REPEATS=N,
@@ -46,12 +58,17 @@ declare -A LOADS=([busy]="-t 2 -c 25" [light]="-t 1 -c 8")
 TMP=$(mktemp -d /tmp/rcukv-bench-persist.XXXXXX)
 PIDS=()
 
+[ -r /proc/self/smaps_rollup ] || {
+  echo "bench_persistence: /proc/PID/smaps_rollup not readable (Linux >= 4.14); cannot measure a fork child's private pages" >&2
+  exit 1
+}
 for tool in redis-server redis-cli; do
   command -v $tool >/dev/null || { echo "bench_persistence: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
 done
 [ -x "$SERVER" ] || { echo "bench_persistence: $SERVER not built" >&2; exit 1; }
 [ -x "$CLI" ] || { echo "bench_persistence: $CLI not built" >&2; exit 1; }
 
+die() { echo "bench_persistence: $*; no ratio, stopping" >&2; exit 1; }
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
@@ -146,12 +163,22 @@ rss_kb() {  # pid
   for c in "${kids[@]}"; do rss_of "$c"; done
   echo "$RSSKB"
 }
-rss_sample() {  # pid -> RSSKB (no subshell)
+PDKB=0
+pd_of() {  # pid -> adds its Private_Dirty (kB, smaps_rollup) to PDKB
+  local k v _
+  {
+    while read -r k v _; do
+      if [ "$k" = Private_Dirty: ]; then PDKB=$((PDKB + v)); break; fi
+    done <"/proc/$1/smaps_rollup"
+  } 2>/dev/null  # a fork child may be gone by now
+}
+cost_sample() {  # pid -> RSSKB: VmRSS of pid + Private_Dirty of its children; PDKB (no subshell)
   local kids=() c
-  RSSKB=0
+  RSSKB=0; PDKB=0
   rss_of "$1"
   read -r -a kids <"/proc/$1/task/$1/children" 2>/dev/null
-  for c in "${kids[@]}"; do rss_of "$c"; done
+  for c in "${kids[@]}"; do pd_of "$c"; done
+  RSSKB=$((RSSKB + PDKB))
 }
 
 json_p99() {  # file: the whole run's p99 in microseconds
@@ -172,17 +199,19 @@ load_run() {  # name rep shape server-pid
   "$CLI" "${args[@]}" --json "$idle" >/dev/null 2>&1
   json_p99 "$idle" >>"$TMP/$name.$shape.p99idle"
 
-  base=$(rss_kb "$pid")
+  base=$(rss_kb "$pid")  # no save runs now: the server alone
   rm -f "$TMP/stop"
   "$CLI" "${args[@]}" --json "$busy" >/dev/null 2>&1 &
   loadpid=$!
   (
-    peak=0
+    peak=0 pdpeak=0 withchild=0
     while [ ! -e "$TMP/stop" ]; do
-      rss_sample "$pid"; [ "$RSSKB" -gt "$peak" ] && peak=$RSSKB
+      cost_sample "$pid"; [ "$RSSKB" -gt "$peak" ] && peak=$RSSKB
+      [ "$PDKB" -gt 0 ] && withchild=$((withchild + 1))
+      [ "$PDKB" -gt "$pdpeak" ] && pdpeak=$PDKB
       nap 0.01
     done
-    echo "$peak" >"$TMP/peak"
+    echo "$peak $pdpeak $withchild" >"$TMP/peak"
   ) &
   local sampler=$! saves=0
   while kill -0 "$loadpid" 2>/dev/null; do
@@ -193,13 +222,18 @@ load_run() {  # name rep shape server-pid
   done
   wait "$loadpid"
   touch "$TMP/stop"; wait "$sampler"
-  peak=$(cat "$TMP/peak")
+  local pdpeak withchild
+  read -r peak pdpeak withchild <"$TMP/peak"
   json_p99 "$busy" >>"$TMP/$name.$shape.p99"
   json_ops "$busy" >>"$TMP/$name.$shape.ops"
   awk -v p="$peak" -v b="$base" 'BEGIN{printf "%.4f\n", (p - b) / b}' >>"$TMP/$name.$shape.rss"
-  printf '  %s %-5s p99 %5s us, %6.0f ops/s without a save; %d BGSAVEs: p99 %5s us, %6.0f ops/s, RSS %s -> peak %s kB\n' \
+  printf '  %s %-5s p99 %5s us, %6.0f ops/s without a save; %d BGSAVEs: p99 %5s us, %6.0f ops/s, RSS %s -> peak %s kB (children: peak Private_Dirty %s kB, seen in %s samples)\n' \
     "$name" "$shape" "$(json_p99 "$idle")" "$(json_ops "$idle")" "$saves" \
-    "$(json_p99 "$busy")" "$(json_ops "$busy")" "$base" "$peak" >&2
+    "$(json_p99 "$busy")" "$(json_ops "$busy")" "$base" "$peak" "$pdpeak" "$withchild" >&2
+  [ "$saves" -gt 0 ] || die "$name $shape: no BGSAVE ran during the load"
+  if [ "$name" = redis ] && [ "$withchild" = 0 ]; then
+    die "redis $shape: $saves BGSAVEs but the sampler never saw a fork child"
+  fi
 }
 
 run_one() {  # name rep
@@ -238,14 +272,18 @@ run_one() {  # name rep
 
 echo "bench_persistence: $KEYS keys, $REPEATS repeat(s), ${LOAD_SECS}s load at 50% writes, $(nproc) cores" >&2
 for rep in $(seq 1 "$REPEATS"); do
-  for name in rcukv redis; do
+  # alternate: rcukv first in odd repeats, Redis first in even ones
+  order=(rcukv redis); [ $((rep % 2)) = 0 ] && order=(redis rcukv)
+  for name in "${order[@]}"; do
     run_one "$name" "$rep"
   done
 done
 
-ratio() {  # name a b higher|lower
+ratio() {  # name a b higher|lower: a reference b missing or not > 0 stops the bench
+  awk -v a="$2" -v b="$3" 'BEGIN { exit !(a != "" && a != "nan" && b != "" && b != "nan" && b + 0 > 0) }' ||
+    die "persistence.$1: rcukv '$2', reference (redis) '$3'"
   awk -v n="$1" -v a="$2" -v b="$3" -v w="$4" \
-    'BEGIN{if (a != "" && b > 0) printf "RATIO persistence.%s %.3f %s\n", n, a / b, w}'
+    'BEGIN{printf "RATIO persistence.%s %.3f %s\n", n, a / b, w}'
 }
 declare -A V
 for name in rcukv redis; do

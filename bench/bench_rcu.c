@@ -26,7 +26,12 @@
  *     rcukv's per-thread callback limit lifted (rcu_set_callback_limit(0)), so
  *     that they time the enqueue fast path and a real 1e6 backlog rather than
  *     the flood throttle; the limit is set back to 100000 (the documented
- *     default) afterwards.  The flood figure keeps the limit.
+ *     default) afterwards.  The flood figures keep the limit.
+ *   - the callback backlog is compared at one enqueue rate for both
+ *     (BENCH_PACED_RATE, paced producers), not flat out, where the two
+ *     libraries' producers run at very different rates; the flat-out
+ *     backlog is printed as rcukv's bound (see flood_pair()).
+ * A reference that measured zero stops the bench with a message (emit()).
  *   - QSBR threads go offline around every wait they do themselves (the
  *     callback waits and rcu_barrier()), for both systems alike.
  * Loop costs (read side, quiescent state, offline+online, call_rcu()
@@ -62,6 +67,9 @@ struct bench_rcu_ops {
 	double (*cb_latency)(double secs);            /* us, call_rcu() to callback, idle */
 	/* two producers flat out: callbacks invoked per second, backlog high water */
 	void (*cb_flood)(double secs, double *per_sec, double *hwm, int *capped);
+	/* two producers paced at @rate callbacks/s in all: backlog high water and
+	 * mean, and the rate the producers actually reached */
+	void (*cb_paced)(double secs, double rate, double *hwm, double *mean, double *achieved);
 	double (*barrier_idle)(double secs);          /* us */
 	double (*barrier_after)(long ncb, double secs); /* ms, after ncb callbacks */
 };
@@ -79,6 +87,16 @@ extern const struct bench_rcu_ops bench_rcu_rcukv_qsbr, bench_rcu_rcukv_memb,
 #define BENCH_REPS 3
 #define BENCH_CB_LIMIT_DEFAULT 100000UL    /* rcukv's documented default */
 #define BENCH_FLOOD_CAP 8000000L           /* backlog at which producers pause */
+/* The paced backlog figure's enqueue rate (both producers together), the same
+ * for both libraries: about a tenth of the slower library's flat-out rate here
+ * (liburcu, ~1e7/s on 2 cores), so that both keep up and the backlog measures
+ * how fast each turns callbacks around, not how fast each lets producers run.
+ * BENCH_PACED_RATE=<callbacks/s> overrides it. */
+#define BENCH_PACED_RATE 1000000.0
+#define BENCH_PACED_BATCH 64               /* callbacks per producer wake-up */
+/* A paced producer that reached less than this share of its rate fell behind:
+ * its backlog is not one at the common rate and gets no ratio. */
+#define BENCH_PACED_KEEPUP 0.95
 
 /* ========================================================================== */
 #if defined(BENCH_DRIVER)
@@ -161,8 +179,17 @@ static char misses[2048];
 static void emit(const char *figure, const char *flavor, double a, double b,
 		 const char *unit, int higher_better)
 {
-	double ratio = b > 0 ? a / b : 0;
+	double ratio;
 
+	/* A reference that measured zero (or failed) has no ratio: stop rather
+	 * than print a RATIO of 0 (or inf) that a chart would follow. */
+	if (!(b > 0)) {
+		printf("BENCH rcu.%s.%s.rcukv %.4g %s\n", figure, flavor, a, unit);
+		fprintf(stderr, "bench_rcu: rcu.%s.%s: the liburcu reference measured %g %s; "
+			"no ratio, stopping\n", figure, flavor, b, unit);
+		exit(1);
+	}
+	ratio = a / b;
 	printf("BENCH rcu.%s.%s.rcukv %.4g %s\n", figure, flavor, a, unit);
 	printf("BENCH rcu.%s.%s.liburcu %.4g %s\n", figure, flavor, b, unit);
 	printf("RATIO rcu.%s.%s %.3g %s\n", figure, flavor, ratio,
@@ -235,28 +262,84 @@ static void sync_pair(const struct bench_rcu_ops *pair[2], int busy, double secs
 	emit(name, flavor, p[0], p[1], "us", 0);
 }
 
+static int n_unpaced;   /* paced runs in which a producer fell behind */
+
+/* Two figures from two kinds of run:
+ *   callbacks_per_sec_2p     producers flat out: how many callbacks each
+ *                            library invokes per second.  Flat out, rcukv's
+ *                            producers are throttled at its per-thread limit
+ *                            and liburcu's are not, so the two enqueue at very
+ *                            different rates and their backlogs are not
+ *                            comparable (0.07x to 2.8x from run to run): the
+ *                            backlog of that run is reported as rcukv's bound
+ *                            (callback_backlog_bound_2p, BENCH only).
+ *   callback_backlog_hwm_2p  producers paced at the same rate for both
+ *                            (BENCH_PACED_RATE): the backlog's high-water mark
+ *                            (RATIO) and mean (BENCH), which then say how
+ *                            quickly each library turns callbacks around.  A
+ *                            run whose producers fell behind that rate gets
+ *                            no ratio and makes the bench exit non-zero. */
 static void flood_pair(const struct bench_rcu_ops *pair[2], double secs, const char *flavor)
 {
-	double rate[2][BENCH_REPS], hwm[2][BENCH_REPS];
-	int capped[2] = { 0, 0 };
+	double rate[2][BENCH_REPS], hwm[2][BENCH_REPS], mean[2][BENCH_REPS];
+	double got[2][BENCH_REPS], flat_hwm[2][BENCH_REPS], pr;
+	const char *env = getenv("BENCH_PACED_RATE");
+	int capped[2] = { 0, 0 }, behind = 0;
 
+	pr = env && atof(env) > 0 ? atof(env) : BENCH_PACED_RATE;
 	for (int r = 0; r < BENCH_REPS; r++)
 		for (int k = 0; k < 2; k++) {
 			int s = (r & 1) ? 1 - k : k;
 			int c = 0;
 
-			pair[s]->cb_flood(secs, &rate[s][r], &hwm[s][r], &c);
+			pair[s]->cb_flood(secs, &rate[s][r], &flat_hwm[s][r], &c);
 			capped[s] |= c;
 		}
 	emit("callbacks_per_sec_2p", flavor, bench_median(rate[0], BENCH_REPS),
 	     bench_median(rate[1], BENCH_REPS), "callbacks/s", 1);
-	emit("callback_backlog_hwm_2p", flavor, bench_median(hwm[0], BENCH_REPS),
-	     bench_median(hwm[1], BENCH_REPS), "callbacks", 0);
+	printf("BENCH rcu.callback_backlog_bound_2p.%s.rcukv %.4g callbacks\n", flavor,
+	       bench_median(flat_hwm[0], BENCH_REPS));
+	printf("# rcu.callback_backlog_bound_2p: rcukv's backlog high-water mark with two "
+	       "producers flat out, under its limit of %lu per thread; liburcu has no "
+	       "such limit (its flat-out high-water mark: %.4g)\n",
+	       BENCH_CB_LIMIT_DEFAULT, bench_median(flat_hwm[1], BENCH_REPS));
 	for (int s = 0; s < 2; s++)
 		if (capped[s])
 			printf("# note: %s %s backlog reached %ld; producers paused there "
 			       "(without the pause it grows further)\n",
 			       pair[s]->sys, flavor, BENCH_FLOOD_CAP);
+	if (pr > 0.5 * bench_median(rate[0], BENCH_REPS) ||
+	    pr > 0.5 * bench_median(rate[1], BENCH_REPS))
+		printf("# note: the paced rate %.4g/s is more than half a flat-out rate "
+		       "measured above; BENCH_PACED_RATE sets a lower one\n", pr);
+
+	for (int r = 0; r < BENCH_REPS; r++)
+		for (int k = 0; k < 2; k++) {
+			int s = (r & 1) ? 1 - k : k;
+
+			pair[s]->cb_paced(secs, pr, &hwm[s][r], &mean[s][r], &got[s][r]);
+			if (got[s][r] < BENCH_PACED_KEEPUP * pr) {
+				printf("# %s %s paced run %d: producers reached %.4g of %.4g "
+				       "callbacks/s (fell behind)\n", pair[s]->sys, flavor, r + 1,
+				       got[s][r], pr);
+				behind = 1;
+			}
+		}
+	printf("BENCH rcu.callback_paced_rate_2p.%s %.4g callbacks/s\n", flavor, pr);
+	for (int s = 0; s < 2; s++)
+		printf("BENCH rcu.callback_backlog_mean_2p.%s.%s %.4g callbacks\n", flavor,
+		       pair[s]->sys, bench_median(mean[s], BENCH_REPS));
+	if (behind) {
+		for (int s = 0; s < 2; s++)
+			printf("BENCH rcu.callback_backlog_hwm_2p.%s.%s %.4g callbacks\n", flavor,
+			       pair[s]->sys, bench_median(hwm[s], BENCH_REPS));
+		fprintf(stderr, "bench_rcu: rcu.callback_backlog_hwm_2p.%s: a producer fell "
+			"behind the paced rate; no ratio\n", flavor);
+		n_unpaced++;
+		return;
+	}
+	emit("callback_backlog_hwm_2p", flavor, bench_median(hwm[0], BENCH_REPS),
+	     bench_median(hwm[1], BENCH_REPS), "callbacks", 0);
 }
 
 /* BENCH_ONLY=<substring>[,<substring>...]: run only the figures whose name
@@ -340,7 +423,7 @@ int main(void)
 		printf("# issue 2 targets missed (%d):\n%s", n_misses, misses);
 	else
 		printf("# issue 2 targets: all met\n");
-	return 0;
+	return n_unpaced ? 1 : 0;
 }
 
 /* ========================================================================== */
@@ -818,6 +901,96 @@ static void cb_flood(double secs, double *per_sec, double *hwm, int *capped)
 	*capped = high > BENCH_FLOOD_CAP;
 }
 
+/* --- paced: two producers at a fixed rate ---------------------------------- */
+
+struct paced_arg {
+	double rate;            /* callbacks/s for this producer */
+	uint64_t t0;            /* schedule origin, bench_now_ns() */
+};
+
+/* Enqueues BENCH_PACED_BATCH callbacks every BATCH / rate seconds on an
+ * absolute schedule, sleeping (offline, for QSBR) until each slot.  A producer
+ * that is late by more than 10 ms drops the deficit instead of bursting to
+ * catch up (a burst would be a flood, not the common rate); the rate it
+ * reached is what cb_paced() reports, and falling behind voids the figure. */
+static void *paced_producer(void *p)
+{
+	struct paced_arg *a = p;
+	uint64_t step = (uint64_t)(BENCH_PACED_BATCH * 1e9 / a->rate), next;
+
+	rcu_register_thread();
+	wait_go();
+	next = a->t0;
+	while (!atomic_load_explicit(&flood_stop, memory_order_relaxed)) {
+		uint64_t now = bench_now_ns();
+
+		if (now < next) {
+			struct timespec ts = { (time_t)(next / 1000000000ULL),
+					       (long)(next % 1000000000ULL) };
+
+			BENCH_OFFLINE();
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			BENCH_ONLINE();
+			continue;
+		}
+		if (now - next > 10000000ULL)
+			next = now;
+		for (int i = 0; i < BENCH_PACED_BATCH; i++) {
+			struct flood_obj *o = malloc(sizeof(*o));
+
+			if (!o)
+				abort();
+			o->payload[0] = (char)i;
+			call_rcu(&o->head, flood_cb);
+		}
+		atomic_fetch_add_explicit(&flood_produced, BENCH_PACED_BATCH, memory_order_relaxed);
+		next += step;
+		BENCH_QS();
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void cb_paced(double secs, double rate, double *hwm, double *mean, double *achieved)
+{
+	pthread_t t[2];
+	struct paced_arg a;
+	uint64_t t0, t1, lim = (uint64_t)(secs * 1e9);
+	long high = 0, p0, p1;
+	double sum = 0;
+	long nsamp = 0;
+
+	atomic_store(&flood_invoked, 0);
+	atomic_store(&flood_produced, 0);
+	atomic_store(&flood_stop, 0);
+	atomic_store(&go, 0);
+	a.rate = rate / 2;
+	a.t0 = bench_now_ns() + 2000000;   /* the threads are up by then */
+	bench_start_threads(t, 2, paced_producer, &a);
+	atomic_store_explicit(&go, 1, memory_order_release);
+	while (bench_now_ns() < a.t0)
+		usleep(200);
+	t0 = bench_now_ns();
+	p0 = atomic_load(&flood_produced);
+	do {
+		long b;
+
+		usleep(1000);
+		b = atomic_load(&flood_produced) - atomic_load(&flood_invoked);
+		if (b > high)
+			high = b;
+		sum += (double)b;
+		nsamp++;
+	} while ((t1 = bench_now_ns()) - t0 < lim);
+	p1 = atomic_load(&flood_produced);
+	atomic_store(&flood_stop, 1);
+	bench_join_threads(t, 2);
+	barrier_registered(NULL);
+	*hwm = (double)high;
+	*mean = nsamp ? sum / (double)nsamp : 0;
+	*achieved = (double)(p1 - p0) / ((double)(t1 - t0) / 1e9);
+}
+
 /* --- rcu_barrier() --------------------------------------------------------- */
 
 static void noop_cb(struct rcu_head *h)
@@ -930,6 +1103,7 @@ const struct bench_rcu_ops BENCH_OPS = {
 	.enqueue_cost = enqueue_cost,
 	.cb_latency = cb_latency,
 	.cb_flood = cb_flood,
+	.cb_paced = cb_paced,
 	.barrier_idle = barrier_idle,
 	.barrier_after = barrier_after,
 };

@@ -12,6 +12,9 @@
 # p99 latency (redis-benchmark --csv), and CPU time per operation: the
 # server's user+sys time from /proc/PID/stat across the run divided by the
 # requests it served.  RATIO lines compare rcukv with the better Redis.
+# A run whose CSV line is missing or malformed (no 8 fields, no rate) stops
+# the bench with a message (an empty line once shifted every field after it),
+# and so does a reference whose median is zero: exit 1, no RATIO.
 #
 # Usage: bench/bench_server.sh [path/to/rcukv-server]
 # Env:   BENCH_QUICK=1 (one repeat, shorter sections), BENCH_REPEATS=N,
@@ -42,6 +45,7 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
+die() { echo "bench_server: $*; stopping" >&2; exit 1; }
 trap 'exit 130' INT TERM
 
 names=(rcukv redis redis_io2)
@@ -96,7 +100,10 @@ run_one() {  # rep wl index record(0|1)
   line=$(redis-benchmark -p "$port" -t "$t" -n "$n" -P "$P" -c 50 --threads 2 -d 32 \
            -r 1000000 --csv 2>/dev/null | grep -v '^"test"' | tail -n 1)
   c1=$(cpu_ticks "$pid")
-  # "SET","rps","avg","min","p50","p95","p99","max"
+  # "SET","rps","avg","min","p50","p95","p99","max": exactly 8 fields and a
+  # rate, or the run failed (an empty line would shift every field below)
+  echo "$line" | tr -d '"' | awk -F, 'NF == 8 && $2 + 0 > 0 && $5 != "" && $7 != "" { ok = 1 } END { exit !ok }' ||
+    die "$wl against $name: no usable redis-benchmark --csv line ('$line')"
   out=$(echo "$line" | tr -d '"' | awk -F, -v wl="$wl" -v name="$name" -v n="$n" \
     -v dc=$((c1 - c0)) -v hz="$CLK_TCK" \
     '{ printf "%s %s %s %s %s %.3f\n", wl, name, $2, $5, $7, dc / hz * 1e6 / n }')
@@ -140,13 +147,25 @@ END {
     printf "BENCH server.%s.p99.%s %.3f ms\n", W[w], S[s], P9[k]
     printf "BENCH server.%s.cpu_per_op.%s %.3f us\n", W[w], S[s], C[k]
   }
+  # A reference that measured zero has no ratio: stop (exit 1) before any
+  # RATIO line, never print 0.
+  for (w = 1; w <= 4; w++) {
+    x = W[w] SUBSEP "redis"; y = W[w] SUBSEP "redis_io2"
+    best = (R[x] > R[y]) ? x : y
+    bp = (P9[x] < P9[y]) ? P9[x] : P9[y]
+    bc = (C[x] < C[y]) ? C[x] : C[y]
+    if (!(R[best] > 0) || !(bp > 0) || !(bc > 0)) {
+      printf "bench_server: server.%s: a reference measured zero (rps %s, p99 %s, cpu/op %s); no ratio, stopping\n", W[w], R[best], bp, bc > "/dev/stderr"
+      exit 1
+    }
+  }
   for (w = 1; w <= 4; w++) {
     r = W[w] SUBSEP "rcukv"; x = W[w] SUBSEP "redis"; y = W[w] SUBSEP "redis_io2"
     best = (R[x] > R[y]) ? x : y
-    printf "RATIO server.%s %.2f higher\n", W[w], R[r] / R[best]
     bp = (P9[x] < P9[y]) ? P9[x] : P9[y]
-    printf "RATIO server.%s.p99 %.2f lower\n", W[w], (bp > 0) ? P9[r] / bp : 0
     bc = (C[x] < C[y]) ? C[x] : C[y]
-    printf "RATIO server.%s.cpu_per_op %.2f lower\n", W[w], (bc > 0) ? C[r] / bc : 0
+    printf "RATIO server.%s %.2f higher\n", W[w], R[r] / R[best]
+    printf "RATIO server.%s.p99 %.2f lower\n", W[w], P9[r] / bp
+    printf "RATIO server.%s.cpu_per_op %.2f lower\n", W[w], C[r] / bc
   }
 }' "$RES"

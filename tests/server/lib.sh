@@ -26,6 +26,26 @@ check() {
   if eval "$2"; then ok "$1"; else bad "$1"; return 1; fi
 }
 
+# check_cases NAME OUTPUT: OUTPUT is test_server --cases' output; passes when
+# its closing line says 0 failed, counts its skipped cases as skips, and shows
+# the tail of OUTPUT when it fails or has no closing line.
+check_cases() {
+  local line n
+  line=$(echo "$2" | grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' | tail -n 1)
+  if [[ $line =~ ^[0-9]+\ passed,\ 0\ failed ]]; then
+    ok "$1: $line"
+  else
+    bad "$1: ${line:-no closing line}"
+    echo "$2" | grep -v '^ok' | tail -n 30 | sed 's/^/    | /'
+    return 1
+  fi
+  n=${line##*failed, }; n=${n%% skipped}
+  if [[ $line == *skipped ]] && [ "$n" != 0 ]; then
+    skip "$1: $n cases skipped by test_server"
+  fi
+  return 0
+}
+
 # free_port FIRST: the first port in FIRST..PORT_LAST nobody listens on, or 0.
 free_port() {
   local p

@@ -159,15 +159,8 @@ check "keys without TTL untouched ($(count keep: 0 100))" '[ "$(count keep: 0 10
 # (the one it was recorded from): a glob too loose or an expectation written
 # to match rcukv fails there.
 run_cases() { # run_cases WHO PORT
-  local out line
-  out=$("$TS" --port "$2" --cases tests/server/cases_cache.txt --cases-only 2>&1)
-  line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-  if [ -n "$line" ] && [ "${line#*passed, }" = "0 failed" ]; then
-    ok "cases_cache.txt against $1: $line"
-  else
-    bad "cases_cache.txt against $1: ${line:-no summary}"
-    echo "$out" | grep -v '^ok' | head -20
-  fi
+  check_cases "cases_cache.txt against $1" \
+    "$("$TS" --port "$2" --cases tests/server/cases_cache.txt --cases-only 2>&1)"
 }
 if [ "$external" = 0 ] && [ -x "$TS" ]; then
   run_cases rcukv-server "$P"

@@ -57,13 +57,7 @@ start auth "$tmp/auth.conf"
 apid=$last_pid
 if wait_up "$P" s3cret; then
   ok "server with requirepass up on $P"
-  out=$("$TS" --port "$P" --cases tests/server/cases_auth.txt --cases-only 2>&1)
-  line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-  if [ -n "$line" ] && [ "${line#*passed, }" = "0 failed" ]; then
-    ok "cases_auth.txt: $line"
-  else
-    bad "cases_auth.txt"; echo "$out" | tail -n 30 | sed 's/^/    | /'
-  fi
+  check_cases "cases_auth.txt" "$("$TS" --port "$P" --cases tests/server/cases_auth.txt --cases-only 2>&1)"
   r=$(redis-cli -p "$P" set k1 v1 2>&1)
   check "redis-cli without -a gets NOAUTH ($r)" '[ "$r" = "NOAUTH Authentication required." ]'
   r=$(redis-cli -p "$P" -a s3cret --no-auth-warning set k1 v1 2>&1)

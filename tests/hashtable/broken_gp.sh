@@ -2,11 +2,15 @@
 # broken_gp.sh - shows the table's torture test can fail: built with
 # BROKEN_GP=1 (grace periods that do not wait for readers: RCU_GP_BROKEN in
 # rcu/rcu_internal.h), each flavor's hashtable torture must report that its
-# readers saw freed entries.  A case counts as caught only when the torture
-# exits 1 and its closing "readers saw" line counts freed or foreign entries
-# (a held entry that changed under its reader, a value not written for its
-# key, a scan that reached a freed entry); missed stable keys alone, a
-# timeout, a crash or a kill by a signal are NOT caught and are shown.
+# readers saw freed entries.  A case counts as caught only on the torture's
+# own freed-entry messages (a held entry that changed under its reader, an
+# entry with a foreign key, a value not written for its key, a scan that
+# reached a freed entry): either it exits 1 and its closing "readers saw"
+# line counts freed or foreign entries, or it printed such messages and then
+# died of SIGSEGV/SIGBUS (a reader that followed a link the table had just
+# poisoned, before the quarantine below could redirect it: seen in 2 of 4
+# cases of one CI rehearsal).  Missed stable keys alone, a timeout, a crash
+# with no freed-entry message or another failure are NOT caught and shown.
 # The torture's BROKEN_GP build keeps freed blocks in a quarantine (so a
 # reader of a freed entry reports instead of crashing); the table poisons
 # them first (rcu/poison.h).  Each case runs under both allocators: jemalloc
@@ -30,9 +34,15 @@ for alloc in jemalloc glibc; do
 		rc=$?
 		line=$(echo "$out" | grep -E '^readers saw: [0-9]+ freed or foreign entries, ' | tail -n 1)
 		freed=$(echo "$line" | sed -E 's/^readers saw: ([0-9]+) freed.*/\1/')
+		msgs=$(echo "$out" | grep -cE '^torture: .*(\(freed\)|foreign key|not written for it|reached a freed entry)')
 		echo "$f, $alloc: ${line:-no closing line} ($(echo "$out" | grep -E '^quarantine:' | sed 's/^quarantine: //'))"
 		if [ $rc = 1 ] && [ -n "$line" ] && [ "${freed:-0}" -gt 0 ]; then
 			echo "ok   broken grace period caught ($f, $alloc: $freed freed or foreign entries seen)"
+			pass=$((pass + 1))
+			continue
+		fi
+		if { [ $rc = 139 ] || [ $rc = 135 ]; } && [ "$msgs" -gt 0 ]; then
+			echo "ok   broken grace period caught ($f, $alloc: $msgs freed-entry messages, then a reader died of signal $((rc - 128)) on poisoned memory)"
 			pass=$((pass + 1))
 			continue
 		fi

@@ -43,12 +43,14 @@
  * it instead of crashing.  The table poisons an entry (0x6b) before it frees
  * it, next link included, and a reader that steps from a poisoned entry
  * follows 0x6b6b6b6b6b6b6b6b; under glibc malloc the allocator's own list
- * pointer sits in that word instead.  Either way the reader crashes before it
- * can say what it saw (10 runs of 10 under glibc).  So free() keeps each block
- * for QUARANTINE more frees (nothing is reused at once, tables and batches
- * stay readable), and points a poisoned entry's next link at a dead sentinel
- * entry (key DEAD_KEY, hash never looked up, end of chain): lookups then miss
- * (counted as missed keys), and scans report the freed entries they reach.
+ * pointer sits in that word instead.  Either way the reader crashes, often
+ * before it can say what it saw.  So free() keeps each block for QUARANTINE
+ * more frees (nothing is reused at once, tables and batches stay readable),
+ * and points a poisoned entry's next link at a dead sentinel entry (key
+ * DEAD_KEY, hash never looked up, end of chain): lookups then miss (counted
+ * as missed keys), and scans report the freed entries they reach.  A reader
+ * can still load the poisoned link between the table's rcu_poison() and this
+ * free() and crash; broken_gp.sh counts that only after freed-entry messages.
  * Not in the normal build: there nothing may reach freed memory, and
  * sanitizers interpose free() themselves.
  */

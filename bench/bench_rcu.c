@@ -870,6 +870,29 @@ static void barrier_registered(struct rcu_head *warm)
 	bench_join_threads(&t, 1);
 }
 
+/* Sample the callback backlog (produced - invoked) every millisecond from
+ * @t0 for @lim ns: its high-water mark into *@high, the sum of the samples and
+ * their count into *@sum / *@nsamp (either may be NULL).  Returns the time the
+ * last sample was taken. */
+static uint64_t sample_backlog(uint64_t t0, uint64_t lim, long *high, double *sum, long *nsamp)
+{
+	uint64_t t1;
+
+	do {
+		long b;
+
+		usleep(1000);
+		b = atomic_load(&flood_produced) - atomic_load(&flood_invoked);
+		if (b > *high)
+			*high = b;
+		if (sum) {
+			*sum += (double)b;
+			(*nsamp)++;
+		}
+	} while ((t1 = bench_now_ns()) - t0 < lim);
+	return t1;
+}
+
 static void cb_flood(double secs, double *per_sec, double *hwm, int *capped)
 {
 	pthread_t t[2];
@@ -884,14 +907,7 @@ static void cb_flood(double secs, double *per_sec, double *hwm, int *capped)
 	atomic_store_explicit(&go, 1, memory_order_release);
 	t0 = bench_now_ns();
 	inv0 = atomic_load(&flood_invoked);
-	do {
-		long b;
-
-		usleep(1000);
-		b = atomic_load(&flood_produced) - atomic_load(&flood_invoked);
-		if (b > high)
-			high = b;
-	} while ((t1 = bench_now_ns()) - t0 < lim);
+	t1 = sample_backlog(t0, lim, &high, NULL, NULL);
 	inv1 = atomic_load(&flood_invoked);
 	atomic_store(&flood_stop, 1);
 	bench_join_threads(t, 2);
@@ -972,16 +988,7 @@ static void cb_paced(double secs, double rate, double *hwm, double *mean, double
 		usleep(200);
 	t0 = bench_now_ns();
 	p0 = atomic_load(&flood_produced);
-	do {
-		long b;
-
-		usleep(1000);
-		b = atomic_load(&flood_produced) - atomic_load(&flood_invoked);
-		if (b > high)
-			high = b;
-		sum += (double)b;
-		nsamp++;
-	} while ((t1 = bench_now_ns()) - t0 < lim);
+	t1 = sample_backlog(t0, lim, &high, &sum, &nsamp);
 	p1 = atomic_load(&flood_produced);
 	atomic_store(&flood_stop, 1);
 	bench_join_threads(t, 2);

@@ -2,13 +2,16 @@
  * cmd.c - the command table, dispatch, and the commands that touch no key:
  * PING ECHO QUIT HELLO AUTH SELECT TIME COMMAND CLIENT CONFIG SHUTDOWN.
  *
- * The table is built once at start-up (cmd_init) from this file's commands and
- * the keyspace commands of db.c, into a read-only hash index by lower-case
- * name; after that it is never written, so every worker reads it without
- * synchronisation.  Client-visible errors use Redis 7.0's exact text.
+ * The table is built at start-up (cmd_init) from the rows of
+ * server/commands.def, checked first by cmd_rows_check(), into a hash index
+ * by lower-case name, and published through an RCU-protected pointer (see
+ * cmd.h).  Client-visible errors use Redis 7.0's exact text.
  *
- * Tested by tests/server/test_server.c (cases in tests/server/cases.txt).
+ * Tested by tests/server/test_server.c (cases in tests/server/cases.txt) and
+ * tests/server/test_cmdrows.c (the self-check).
  */
+#define RCU_FLAVOR_QSBR
+#include "rcu/rcu.h"
 #include "server/server_internal.h"
 
 #include <ctype.h>
@@ -20,7 +23,7 @@
 
 /* ------------------------------------------------------------ commands */
 
-static void cmd_ping(struct conn *c, int argc)
+void cmd_ping(struct conn *c, int argc)
 {
 	if (argc > 2) {
 		reply_error(c, "wrong number of arguments for 'ping' command");
@@ -32,20 +35,20 @@ static void cmd_ping(struct conn *c, int argc)
 		reply_raw(c, "+PONG\r\n", 7);
 }
 
-static void cmd_echo(struct conn *c, int argc)
+void cmd_echo(struct conn *c, int argc)
 {
 	(void)argc;
 	reply_bulk(c, ARGV(c, 1), ARGL(c, 1));
 }
 
-static void cmd_quit(struct conn *c, int argc)
+void cmd_quit(struct conn *c, int argc)
 {
 	(void)argc;
 	reply_ok(c);
 	c->flags |= CONN_CLOSE_AFTER_REPLY;
 }
 
-static void cmd_select(struct conn *c, int argc)
+void cmd_select(struct conn *c, int argc)
 {
 	long long id;
 
@@ -66,7 +69,7 @@ static void cmd_select(struct conn *c, int argc)
 	reply_ok(c);
 }
 
-static void cmd_time(struct conn *c, int argc)
+void cmd_time(struct conn *c, int argc)
 {
 	struct timeval tv;
 
@@ -97,7 +100,7 @@ static int auth_check(const char *user, size_t ulen, const char *pw, size_t pwle
 	return cfg_password_required() ? ok : 1;
 }
 
-static void cmd_auth(struct conn *c, int argc)
+void cmd_auth(struct conn *c, int argc)
 {
 	int ok;
 
@@ -123,7 +126,7 @@ static void cmd_auth(struct conn *c, int argc)
 	}
 }
 
-static void acl_whoami(struct conn *c, int argc)
+void acl_whoami(struct conn *c, int argc)
 {
 	(void)argc;
 	reply_bulk_str(c, "default");
@@ -154,7 +157,7 @@ static int set_name(struct conn *c, const char *p, size_t n)
 	return 0;
 }
 
-static void cmd_hello(struct conn *c, int argc)
+void cmd_hello(struct conn *c, int argc)
 {
 	long long ver = 0;
 	const char *name = NULL;
@@ -195,10 +198,11 @@ static void cmd_hello(struct conn *c, int argc)
 	if (have_auth)
 		c->authenticated = 1;
 	if (!c->authenticated && cfg_password_required()) {
-		reply_error(c, "-NOAUTH HELLO must be called with the client already authenticated, "
-			       "otherwise the HELLO AUTH <user> <pass> option can be used to "
-			       "authenticate the client and select the RESP protocol version at "
-			       "the same time");
+		reply_error(c,
+			    "-NOAUTH HELLO must be called with the client already authenticated, "
+			    "otherwise the HELLO AUTH <user> <pass> option can be used to "
+			    "authenticate the client and select the RESP protocol version at "
+			    "the same time");
 		return;
 	}
 	if (name && set_name(c, name, namelen) < 0)
@@ -224,7 +228,7 @@ static void cmd_hello(struct conn *c, int argc)
 	reply_array(c, 0);
 }
 
-static void cmd_shutdown(struct conn *c, int argc)
+void cmd_shutdown(struct conn *c, int argc)
 {
 	int nosave = 0, save = 0, force = 0, abort_ = 0;
 
@@ -547,7 +551,7 @@ static const char *const client_help[] = {
     NULL,
 };
 
-static void reply_help(struct conn *c, const char *const *lines)
+void reply_help(struct conn *c, const char *const *lines)
 {
 	long long n = 0;
 
@@ -558,7 +562,7 @@ static void reply_help(struct conn *c, const char *const *lines)
 		reply_simple(c, lines[i]);
 }
 
-static void client_sub(struct conn *c, int argc)
+void client_sub(struct conn *c, int argc)
 {
 	const char *s = ARGV(c, 1);
 	size_t sl = ARGL(c, 1);
@@ -607,7 +611,7 @@ static const char *const config_help[] = {
     NULL,
 };
 
-static void config_sub(struct conn *c, int argc)
+void config_sub(struct conn *c, int argc)
 {
 	const char *s = ARGV(c, 1);
 	size_t sl = ARGL(c, 1);
@@ -623,121 +627,219 @@ static void config_sub(struct conn *c, int argc)
 		reply_help(c, config_help);
 }
 
-/* -------------------------------------------------------------- COMMAND */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define CMD_NAME_MAX 31 /* "unknown subcommand" upper-cases it in 32 bytes */
+#define CMD_ARITY_MAX 1024
 
-static void command_sub(struct conn *c, int argc);
-static void command_all(struct conn *c, int argc);
+/* ------------------------------------------------------------ the rows */
 
-static const struct cmd client_subs[] = {
-    {"id", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "5.0.0",
-     "Returns the unique client ID of the connection.", NULL, 0, "@slow @connection", "client|id"},
-    {"setname", client_sub, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection",
-     "2.6.9", "Sets the connection name.", NULL, 0, "@slow @connection", "client|setname"},
-    {"getname", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection",
-     "2.6.9", "Returns the name of the connection.", NULL, 0, "@slow @connection",
-     "client|getname"},
-    {"list", client_sub, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
-     "connection", "2.4.0", "Lists open connections.", NULL, 0,
-     "@admin @slow @dangerous @connection", "client|list"},
-    {"info", client_sub, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "6.2.0",
-     "Returns information about the connection.", NULL, 0, "@slow @connection", "client|info"},
-    {"kill", client_sub, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
-     "connection", "2.4.0", "Terminates open connections.", NULL, 0,
-     "@admin @slow @dangerous @connection", "client|kill"},
-    {"help", client_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "5.0.0",
-     "Returns helpful text about the different subcommands.", NULL, 0, "@slow @connection",
-     "client|help"},
+/* clang-format off */
+#define ROW(kd, pa, nm, pr, ar, fl, ac, fk, lk, ks, gr, si, su, ag)                              \
+	{.kind = kd, .parent = pa, .name = nm, .proc = pr, .arity = ar, .flags = fl, .acl = ac,  \
+	 .first_key = fk, .last_key = lk, .key_step = ks, .group = gr, .since = si,               \
+	 .summary = su, .args = ag},
+#define CMD(nm, pr, ar, fl, ac, fk, lk, ks, gr, si, su, ag)                                      \
+	ROW(CMD_ROW_CMD, NULL, nm, pr, ar, fl, ac, fk, lk, ks, gr, si, su, ag)
+#define CONTAINER(nm, pr, ar, fl, ac, gr, si, su)                                                \
+	ROW(CMD_ROW_CONTAINER, NULL, nm, pr, ar, fl, ac, 0, 0, 0, gr, si, su, NULL)
+#define SUB(pa, nm, pr, ar, fl, ac, fk, lk, ks, gr, si, su, ag)                                  \
+	ROW(CMD_ROW_SUB, pa, nm, pr, ar, fl, ac, fk, lk, ks, gr, si, su, ag)
+/* clang-format on */
+const struct cmd cmd_rows[] = {
+#include "server/commands.def"
 };
+#undef ROW
+#undef CMD
+#undef CONTAINER
+#undef SUB
+const int cmd_nrows = (int)(sizeof(cmd_rows) / sizeof(cmd_rows[0]));
 
-static const struct cmd config_subs[] = {
-    {"get", config_sub, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server",
-     "2.0.0", "Returns the effective values of configuration parameters.", NULL, 0,
-     "@admin @slow @dangerous", "config|get"},
-    {"set", config_sub, -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server",
-     "2.0.0", "Sets configuration parameters in-flight.", NULL, 0, "@admin @slow @dangerous",
-     "config|set"},
-    {"resetstat", config_sub, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
-     "server", "2.0.0", "Resets the server's statistics.", NULL, 0, "@admin @slow @dangerous",
-     "config|resetstat"},
-    {"help", config_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
-     "Returns helpful text about the different subcommands.", NULL, 0, "@slow", "config|help"},
-};
+/* The categories Redis 7.0 adds from a command's flags
+ * (setImplicitACLCategories); a row lists only the others. */
+static uint32_t acl_implied(uint32_t flags, uint32_t acl)
+{
+	if (flags & CMD_WRITE)
+		acl |= ACL_WRITE;
+	if ((flags & CMD_READONLY) && !(acl & ACL_SCRIPTING))
+		acl |= ACL_READ;
+	if (flags & CMD_ADMIN)
+		acl |= ACL_ADMIN | ACL_DANGEROUS;
+	if (flags & CMD_PUBSUB)
+		acl |= ACL_PUBSUB;
+	if (flags & CMD_FAST)
+		acl |= ACL_FAST;
+	if (!(acl & ACL_FAST))
+		acl |= ACL_SLOW;
+	return acl;
+}
 
-static const struct cmd acl_subs[] = {
-    {"whoami", acl_whoami, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "6.0.0",
-     "Returns the authenticated username of the current connection.", NULL, 0,
-     "@slow", "acl|whoami"},
-};
+static int valid_name(const char *s)
+{
+	if (!s || !*s || strlen(s) > CMD_NAME_MAX)
+		return 0;
+	for (; *s; s++)
+		if (!(islower((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '-' ||
+		      *s == '_'))
+			return 0;
+	return 1;
+}
 
-static const struct cmd command_subs[] = {
-    {"count", command_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
-     "Returns a count of commands.", NULL, 0, "@slow @connection", "command|count"},
-    {"info", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
-     "Returns information about one, multiple or all commands.", NULL, 0, "@slow @connection",
-     "command|info"},
-    {"docs", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
-     "Returns documentary information about one, multiple or all commands.", NULL, 0,
-     "@slow @connection", "command|docs"},
-    {"list", command_sub, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
-     "Returns a list of command names.", NULL, 0, "@slow @connection", "command|list"},
-    {"help", command_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
-     "Returns helpful text about the different subcommands.", NULL, 0, "@slow @connection",
-     "command|help"},
-};
+static int valid_version(const char *s)
+{
+	int dots = 0, digits = 0;
 
-#define NSUB(a) ((int)(sizeof(a) / sizeof(a[0])))
+	for (; s && *s; s++) {
+		if (*s == '.') {
+			if (!digits)
+				return 0;
+			dots++;
+			digits = 0;
+		} else if (isdigit((unsigned char)*s)) {
+			digits++;
+		} else {
+			return 0;
+		}
+	}
+	return dots == 2 && digits;
+}
 
-static const struct cmd base_cmds[] = {
-    {"ping", cmd_ping, -1, CMD_FAST | CMD_STALE, 0, 0, 0, "connection", "1.0.0",
-     "Returns the server's liveliness response.", NULL, 0, "@fast @connection", NULL},
-    {"echo", cmd_echo, 2, CMD_FAST | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "1.0.0",
-     "Returns the given string.", NULL, 0, "@fast @connection", NULL},
-    {"quit", cmd_quit, -1, CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0, 0, 0, "connection",
-     "1.0.0", "Closes the connection.", NULL, 0, "@fast @connection", NULL},
-    {"hello", cmd_hello, -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0, 0,
-     0, "connection", "6.0.0", "Handshakes with the Redis server.", NULL, 0, "@fast @connection",
-     NULL},
-    {"auth", cmd_auth, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST, 0, 0, 0,
-     "connection", "1.0.0", "Authenticates the connection.", NULL, 0, "@fast @connection", NULL},
-    {"select", cmd_select, 2, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "connection", "1.0.0",
-     "Changes the selected database.", NULL, 0, "@fast @connection", NULL},
-    {"time", cmd_time, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "2.6.0",
-     "Returns the server time.", NULL, 0, "@fast", NULL},
-    {"info", cmd_info, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "1.0.0",
-     "Returns information and statistics about the server.", NULL, 0, "@slow @dangerous", NULL},
-    {"shutdown", cmd_shutdown, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
-     "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the server.",
-     NULL, 0, "@admin @slow @dangerous", NULL},
-    {"save", persist_cmd_save, 1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "1.0.0",
-     "Synchronously saves the database(s) to disk.", NULL, 0, "@admin @slow @dangerous", NULL},
-    {"bgsave", persist_cmd_bgsave, -1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "1.0.0",
-     "Asynchronously saves the database(s) to disk.", NULL, 0, "@admin @slow @dangerous", NULL},
-    {"lastsave", persist_cmd_lastsave, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server",
-     "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", NULL, 0,
-     "@admin @fast @dangerous", NULL},
-    {"client", NULL, -2, CMD_SENTINEL, 0, 0, 0, "connection", "2.4.0",
-     "A container for client connection commands.", client_subs, NSUB(client_subs), "@slow", NULL},
-    {"config", NULL, -2, 0, 0, 0, 0, "server", "2.0.0",
-     "A container for server configuration commands.", config_subs, NSUB(config_subs), "@slow",
-     NULL},
-    {"acl", NULL, -2, CMD_SENTINEL, 0, 0, 0, "server", "6.0.0",
-     "A container for Access List Control commands.", acl_subs, NSUB(acl_subs), "@slow", NULL},
-    {"command", command_all, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
-     "Returns detailed information about all commands.", command_subs, NSUB(command_subs),
-     "@slow @connection", NULL},
-};
+static const char *const groups[] = {
+    "generic", "string",       "list",	     "set",    "sorted-set", "hash",
+    "pubsub",  "transactions", "connection", "server", "scripting",  "hyperloglog",
+    "cluster", "sentinel",     "geo",	     "stream", "bitmap",     "module"};
+
+static int valid_group(const char *g)
+{
+	for (size_t i = 0; g && i < sizeof(groups) / sizeof(groups[0]); i++)
+		if (!strcmp(g, groups[i]))
+			return 1;
+	return 0;
+}
+
+/* One row's own fields (not its place among the others). */
+static const char *row_check(const struct cmd *r)
+{
+	const char *why;
+
+	if (!valid_name(r->name))
+		return "name: lower-case letters, digits, '-' or '_', at most " STR(CMD_NAME_MAX);
+	if (r->kind != CMD_ROW_CONTAINER && !r->proc)
+		return "no handler";
+	if (r->arity == 0 || r->arity > CMD_ARITY_MAX || r->arity < -CMD_ARITY_MAX)
+		return "arity 0 or out of range (N: exactly N arguments, -N: at least N)";
+	if (r->kind == CMD_ROW_CONTAINER && r->arity != -2 && !(r->proc && r->arity == -1))
+		return "a container's arity is -2 (-1 if the bare command has a handler)";
+	if (r->kind == CMD_ROW_SUB && r->arity > 0 && r->arity < 2)
+		return "a subcommand's arity counts the container and itself (at least 2)";
+	if (r->flags & ~((1u << CMD_NFLAGS) - 1))
+		return "unknown CMD_ flag";
+	if ((r->flags & CMD_WRITE) && (r->flags & CMD_READONLY))
+		return "both CMD_WRITE and CMD_READONLY";
+	if ((r->flags & CMD_DENYOOM) && !(r->flags & CMD_WRITE))
+		return "CMD_DENYOOM without CMD_WRITE";
+	if (r->acl & ~((1u << ACL_NCATEGORIES) - 1))
+		return "unknown ACL_ category";
+	if (r->acl & (ACL_WRITE | ACL_READ | ACL_PUBSUB | ACL_FAST | ACL_SLOW))
+		return "acl lists a category the flags imply (ACL_WRITE, ACL_READ, ACL_PUBSUB, "
+		       "ACL_FAST, ACL_SLOW come from CMD_ flags)";
+	if ((r->flags & CMD_ADMIN) && (r->acl & (ACL_ADMIN | ACL_DANGEROUS)))
+		return "acl lists ACL_ADMIN or ACL_DANGEROUS, which CMD_ADMIN implies";
+	if (r->first_key < 0 || r->key_step < 0 || (r->first_key == 0) != (r->key_step == 0) ||
+	    (r->first_key == 0 && r->last_key != 0) ||
+	    (r->first_key > 0 && r->last_key > 0 && r->last_key < r->first_key) || r->last_key < -1)
+		return "key positions: first >= 1 with step >= 1 and last >= first or -1, or "
+		       "all 0";
+	if (r->arity > 0 && r->last_key >= r->arity)
+		return "last key beyond the arity";
+	if (!valid_group(r->group))
+		return "group is not one of Redis's command groups";
+	if (!valid_version(r->since))
+		return "since is not a version X.Y.Z";
+	if (!r->summary || !*r->summary || r->summary[strlen(r->summary) - 1] != '.')
+		return "summary: one sentence ending with '.'";
+	if (r->kind == CMD_ROW_CONTAINER && r->args)
+		return "a container has no arguments (its subcommands do)";
+	if (r->args && (why = cmd_docs_check(r->args)) != NULL)
+		return why;
+	return NULL;
+}
+
+const char *cmd_rows_check(const struct cmd *rows, int n, char *buf, size_t len)
+{
+	const struct cmd *container = NULL;
+	const char *why = NULL;
+	int bad = -1;
+
+	for (int i = 0; i < n && !why; i++) {
+		const struct cmd *r = &rows[i];
+
+		bad = i;
+		why = row_check(r);
+		if (why)
+			break;
+		if (r->kind == CMD_ROW_SUB) {
+			if (!container || !r->parent || strcmp(r->parent, container->name))
+				why = "a SUB row must follow its CONTAINER (or a sibling SUB)";
+			for (int j = i - 1; !why && rows[j].kind == CMD_ROW_SUB; j--)
+				if (!strcmp(rows[j].name, r->name))
+					why = "subcommand defined twice";
+			continue;
+		}
+		if (i > 0 && rows[i - 1].kind == CMD_ROW_CONTAINER) {
+			bad = i - 1;
+			why = "a CONTAINER without SUB rows";
+			break;
+		}
+		if (r->parent)
+			why = "only SUB rows name a container";
+		container = r->kind == CMD_ROW_CONTAINER ? r : NULL;
+		for (int j = 0; !why && j < i; j++)
+			if (rows[j].kind != CMD_ROW_SUB && !strcmp(rows[j].name, r->name))
+				why = "command defined twice";
+	}
+	if (!why && n > 0 && rows[n - 1].kind == CMD_ROW_CONTAINER) {
+		bad = n - 1;
+		why = "a CONTAINER without SUB rows";
+	}
+	if (!why)
+		return NULL;
+	if (rows[bad].kind == CMD_ROW_SUB)
+		snprintf(buf, len, "commands.def row \"%s|%s\": %s",
+			 rows[bad].parent ? rows[bad].parent : "?",
+			 rows[bad].name ? rows[bad].name : "?", why);
+	else
+		snprintf(buf, len, "commands.def row \"%s\": %s",
+			 rows[bad].name ? rows[bad].name : "?", why);
+	return buf;
+}
 
 /* ------------------------------------------------------------ the table */
 
-static const struct cmd **table; /* every top-level command */
-static const char **tname;	 /* its name as clients type it (rename-command), NULL = disabled */
-static int ntable;
-/* table index -> its INFO commandstats slot (stats.c); the slots of its
- * subcommands follow it.  Slots are in name order, subcommands after their
- * container, which is the order INFO lists them in. */
-static int *stat_slot;
+/*
+ * What workers read: built from the rows by cmd_init() and never written
+ * after it is published (rcu_assign_pointer); a replacement is published the
+ * same way and the old table freed by call_rcu, after every worker that
+ * could hold it has passed a quiescent state.
+ */
 #define IDX_SLOTS 1024
-static int idx_slot[IDX_SLOTS]; /* index into table + 1, 0 = empty */
+struct cmd_table {
+	int ntop;		 /* top-level commands */
+	struct cmd *all;	 /* copies of every row, derived fields filled in */
+	const struct cmd **top;	 /* the ntop top-level commands, in row order */
+	const char **tname;	 /* the name clients type (rename-command); NULL: disabled */
+	int *stat_slot;		 /* top index -> INFO commandstats slot; subs follow */
+	int idx_slot[IDX_SLOTS]; /* name hash -> top index + 1, 0 = empty */
+	char *fullnames;	 /* storage of the subcommands' "container|sub" */
+	struct rcu_head rh;
+};
+
+static struct cmd_table *g_cmds;
+
+static struct cmd_table *table_get(void)
+{
+	return rcu_dereference(g_cmds);
+}
 
 static unsigned name_hash(const char *s, size_t n)
 {
@@ -748,80 +850,94 @@ static unsigned name_hash(const char *s, size_t n)
 	return h;
 }
 
-static int cmd_lookup(const char *s, size_t n)
+static int cmd_lookup(const struct cmd_table *t, const char *s, size_t n)
 {
 	unsigned h = name_hash(s, n) & (IDX_SLOTS - 1);
 
-	while (idx_slot[h]) {
-		if (util_strcaseeq(s, n, tname[idx_slot[h] - 1]))
-			return idx_slot[h] - 1;
+	while (t->idx_slot[h]) {
+		if (util_strcaseeq(s, n, t->tname[t->idx_slot[h] - 1]))
+			return t->idx_slot[h] - 1;
 		h = (h + 1) & (IDX_SLOTS - 1);
 	}
 	return -1;
 }
 
-static int by_name(const void *a, const void *b)
+static void table_free(struct cmd_table *t)
 {
-	return strcmp(table[*(const int *)a]->name, table[*(const int *)b]->name);
+	if (!t)
+		return;
+	free(t->all);
+	free(t->top);
+	free(t->tname);
+	free(t->stat_slot);
+	free(t->fullnames);
+	free(t);
 }
 
-static void stat_slots_init(void)
+static void table_free_rcu(struct rcu_head *rh)
 {
-	int *order = xmalloc((size_t)ntable * sizeof(*order)), n = 0;
-	const char **names;
-
-	for (int i = 0; i < ntable; i++) {
-		order[i] = i;
-		n += 1 + (table[i]->subs ? table[i]->nsubs : 0);
-	}
-	qsort(order, (size_t)ntable, sizeof(*order), by_name);
-	names = xmalloc((size_t)n * sizeof(*names));
-	stat_slot = xmalloc((size_t)ntable * sizeof(*stat_slot));
-	n = 0;
-	for (int o = 0; o < ntable; o++) {
-		const struct cmd *k = table[order[o]];
-
-		stat_slot[order[o]] = n;
-		names[n++] = k->name;
-		for (int j = 0; k->subs && j < k->nsubs; j++)
-			names[n++] = k->subs[j].fullname;
-	}
-	stats_init(n, names);
-	free(names);
-	free(order);
+	table_free(container_of(rh, struct cmd_table, rh));
 }
 
-void cmd_init(void)
+/* Copy checked rows into a table: containers point at their subcommands,
+ * subcommands get their full names, ACL categories their implied ones. */
+static struct cmd_table *table_build(const struct cmd *rows, int n)
 {
-	int nb = (int)(sizeof(base_cmds) / sizeof(base_cmds[0]));
+	struct cmd_table *t = xcalloc(1, sizeof(*t));
+	struct cmd *cont = NULL;
+	size_t names = 0;
+	char *p;
 
-	ntable = nb + g_nkey_cmds + g_ncache_cmds;
-	table = xmalloc((size_t)ntable * sizeof(*table));
-	for (int i = 0; i < nb; i++)
-		table[i] = &base_cmds[i];
-	for (int i = 0; i < g_nkey_cmds; i++)
-		table[nb + i] = &g_key_cmds[i];
-	for (int i = 0; i < g_ncache_cmds; i++)
-		table[nb + g_nkey_cmds + i] = &g_cache_cmds[i];
-	tname = xmalloc((size_t)ntable * sizeof(*tname));
-	for (int i = 0; i < ntable; i++)
-		tname[i] = table[i]->name;
-	/* rename-command: applied in file order, as Redis does */
+	t->all = xmalloc((size_t)n * sizeof(*t->all));
+	memcpy(t->all, rows, (size_t)n * sizeof(*t->all));
+	for (int i = 0; i < n; i++)
+		if (rows[i].kind == CMD_ROW_SUB)
+			names += strlen(rows[i].parent) + strlen(rows[i].name) + 2;
+	p = t->fullnames = xmalloc(names + 1);
+	t->top = xmalloc((size_t)n * sizeof(*t->top));
+	for (int i = 0; i < n; i++) {
+		struct cmd *k = &t->all[i];
+
+		if (k->kind == CMD_ROW_CONTAINER)
+			cont = k; /* checked: its SUB rows follow it */
+		k->acl = acl_implied(k->flags, k->acl);
+		k->fullname = k->name;
+		if (k->kind != CMD_ROW_SUB) {
+			t->top[t->ntop++] = k;
+			continue;
+		}
+		k->fullname = p;
+		p += sprintf(p, "%s|%s", k->parent, k->name) + 1;
+		if (!cont->subs)
+			cont->subs = k;
+		cont->nsubs++;
+	}
+	t->tname = xmalloc((size_t)t->ntop * sizeof(*t->tname));
+	for (int i = 0; i < t->ntop; i++)
+		t->tname[i] = t->top[i]->name;
+	return t;
+}
+
+/* rename-command: applied in file order, as Redis does; a bad pair is fatal */
+static void table_rename(struct cmd_table *t)
+{
 	for (int r = 0; r < g_cfg.nrename; r++) {
 		const char *from = g_cfg.rename_from[r], *to = g_cfg.rename_to[r];
 		int found = -1;
 
-		for (int i = 0; i < ntable; i++)
-			if (tname[i] && util_strcaseeq(from, strlen(from), tname[i]))
+		for (int i = 0; i < t->ntop; i++)
+			if (t->tname[i] && util_strcaseeq(from, strlen(from), t->tname[i]))
 				found = i;
 		if (found < 0) {
-			fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (rcukv %s) ***\n"
-					">>> 'rename-command %s %s'\nNo such command in rename-command\n",
+			fprintf(stderr,
+				"\n*** FATAL CONFIG FILE ERROR (rcukv %s) ***\n"
+				">>> 'rename-command %s %s'\nNo such command in rename-command\n",
 				RCUKV_VERSION, from, to);
 			exit(1);
 		}
-		for (int i = 0; i < ntable && to[0]; i++) {
-			if (tname[i] && i != found && util_strcaseeq(to, strlen(to), tname[i])) {
+		for (int i = 0; i < t->ntop && to[0]; i++) {
+			if (t->tname[i] && i != found &&
+			    util_strcaseeq(to, strlen(to), t->tname[i])) {
 				fprintf(stderr,
 					"\n*** FATAL CONFIG FILE ERROR (rcukv %s) ***\n"
 					">>> 'rename-command %s %s'\nTarget command name already "
@@ -830,46 +946,124 @@ void cmd_init(void)
 				exit(1);
 			}
 		}
-		tname[found] = to[0] ? to : NULL;
-		srv_log(LL_NOTICE, "rename-command: %s %s%s", table[found]->name,
+		t->tname[found] = to[0] ? to : NULL;
+		srv_log(LL_NOTICE, "rename-command: %s %s%s", t->top[found]->name,
 			to[0] ? "renamed to " : "disabled", to);
 	}
-	memset(idx_slot, 0, sizeof(idx_slot));
-	for (int i = 0; i < ntable; i++) {
+}
+
+static void table_index(struct cmd_table *t)
+{
+	memset(t->idx_slot, 0, sizeof(t->idx_slot));
+	for (int i = 0; i < t->ntop; i++) {
 		unsigned h;
 
-		if (!tname[i])
+		if (!t->tname[i])
 			continue;
-		h = name_hash(tname[i], strlen(tname[i])) & (IDX_SLOTS - 1);
-
-		while (idx_slot[h])
+		h = name_hash(t->tname[i], strlen(t->tname[i])) & (IDX_SLOTS - 1);
+		while (t->idx_slot[h])
 			h = (h + 1) & (IDX_SLOTS - 1);
-		idx_slot[h] = i + 1;
+		t->idx_slot[h] = i + 1;
 	}
-	stat_slots_init();
+}
+
+static const struct cmd_table *sort_table; /* for by_name: qsort has no argument */
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(sort_table->top[*(const int *)a]->name,
+		      sort_table->top[*(const int *)b]->name);
+}
+
+/* INFO commandstats slots: in name order, subcommands after their container,
+ * which is the order INFO lists them in. */
+static void table_stat_slots(struct cmd_table *t)
+{
+	int *order = xmalloc((size_t)t->ntop * sizeof(*order)), n = 0;
+	const char **names;
+
+	for (int i = 0; i < t->ntop; i++) {
+		order[i] = i;
+		n += 1 + t->top[i]->nsubs;
+	}
+	sort_table = t;
+	qsort(order, (size_t)t->ntop, sizeof(*order), by_name);
+	names = xmalloc((size_t)n * sizeof(*names));
+	t->stat_slot = xmalloc((size_t)t->ntop * sizeof(*t->stat_slot));
+	n = 0;
+	for (int o = 0; o < t->ntop; o++) {
+		const struct cmd *k = t->top[order[o]];
+
+		t->stat_slot[order[o]] = n;
+		names[n++] = k->name;
+		for (int j = 0; j < k->nsubs; j++)
+			names[n++] = k->subs[j].fullname;
+	}
+	stats_init(n, names);
+	free(names);
+	free(order);
+}
+
+/* Publish @t; the table it replaces is freed after a grace period. */
+static void table_publish(struct cmd_table *t)
+{
+	struct cmd_table *old = g_cmds;
+
+	rcu_assign_pointer(g_cmds, t);
+	if (old)
+		call_rcu(&old->rh, table_free_rcu);
+}
+
+void cmd_init(void)
+{
+	cmd_init_rows(cmd_rows, cmd_nrows);
+}
+
+void cmd_init_rows(const struct cmd *rows, int n)
+{
+	char why[256];
+	struct cmd_table *t;
+
+	if (cmd_rows_check(rows, n, why, sizeof(why))) {
+		fprintf(stderr, "\n*** FATAL: malformed command table (rcukv %s) ***\n%s\n",
+			RCUKV_VERSION, why);
+		exit(1);
+	}
+	t = table_build(rows, n);
+	table_rename(t);
+	table_index(t);
+	table_stat_slots(t);
+	table_publish(t);
 }
 
 void cmd_fini(void)
 {
-	free(table);
-	table = NULL;
-	free(tname);
-	tname = NULL;
-	free(stat_slot);
-	stat_slot = NULL;
-	stats_fini(); /* the workers are joined (net_stop()) */
+	/* the workers are joined (net_stop()): nobody reads the table */
+	table_free(g_cmds);
+	g_cmds = NULL;
+	stats_fini();
 }
 
 void cmd_name_of(int idx, int sub, char *buf, size_t len)
 {
-	if (idx < 0 || idx >= ntable) {
+	const struct cmd_table *t = table_get();
+
+	if (!t || idx < 0 || idx >= t->ntop) {
 		snprintf(buf, len, "NULL");
 		return;
 	}
-	if (sub >= 0 && table[idx]->subs && sub < table[idx]->nsubs)
-		snprintf(buf, len, "%s|%s", table[idx]->name, table[idx]->subs[sub].name);
+	if (sub >= 0 && sub < t->top[idx]->nsubs)
+		snprintf(buf, len, "%s", t->top[idx]->subs[sub].fullname);
 	else
-		snprintf(buf, len, "%s", table[idx]->name);
+		snprintf(buf, len, "%s", t->top[idx]->name);
+}
+
+int cmd_may_write(const char *name, size_t len)
+{
+	const struct cmd_table *t = table_get();
+	int idx = cmd_lookup(t, name, len);
+
+	return idx < 0 || !(t->top[idx]->flags & CMD_READONLY);
 }
 
 static void upper(char *d, const char *s, size_t n)
@@ -947,16 +1141,17 @@ static inline void cmd_run(struct conn *c, const struct cmd *k, int slot, int ar
  */
 void cmd_dispatch(struct conn *c)
 {
+	const struct cmd_table *t = table_get();
 	int argc = c->argc, idx, sub = -1, slot;
 	const struct cmd *k;
 
-	idx = cmd_lookup(ARGV(c, 0), ARGL(c, 0));
+	idx = cmd_lookup(t, ARGV(c, 0), ARGL(c, 0));
 	if (SRV_UNLIKELY(idx < 0)) {
 		unknown_command(c, argc);
 		return;
 	}
-	k = table[idx];
-	slot = stat_slot[idx];
+	k = t->top[idx];
+	slot = t->stat_slot[idx];
 	if (SRV_UNLIKELY(k->subs != NULL)) {
 		atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
 		atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
@@ -1029,51 +1224,48 @@ static const char *const flag_names[] = {"write",    "readonly", "fast",  "admin
 					 "noscript", "loading",	 "stale", "no_auth",
 					 "sentinel", "denyoom",	 "pubsub"};
 
+static const char *const acl_names[ACL_NCATEGORIES] = {
+    "@keyspace",   "@read",	   "@write",	"@set",		"@sortedset", "@list",
+    "@hash",	   "@string",	   "@bitmap",	"@hyperloglog", "@geo",	      "@stream",
+    "@pubsub",	   "@admin",	   "@fast",	"@slow",	"@blocking",  "@dangerous",
+    "@connection", "@transaction", "@scripting"};
+
 static void command_info_one(struct conn *c, const struct cmd *k, const char *name)
 {
-	int nflags = 0, nacl = 0;
-	const char *p;
+	int nflags = 0, nacl;
 
 	reply_array(c, 10);
 	reply_bulk_str(c, name);
 	reply_int(c, k->arity);
-	for (int i = 0; i < 11; i++)
-		nflags += !!(k->flags & (1 << i));
+	for (int i = 0; i < CMD_NFLAGS; i++)
+		nflags += !!(k->flags & (1u << i));
 	reply_set(c, nflags);
-	for (int i = 0; i < 11; i++)
+	for (int i = 0; i < CMD_NFLAGS; i++)
 		if (k->flags & (1 << i))
 			reply_simple(c, flag_names[i]);
 	reply_int(c, k->first_key);
 	reply_int(c, k->last_key);
 	reply_int(c, k->key_step);
-	for (p = k->acl; p && *p; p++)
-		if (*p == '@')
-			nacl++;
+	nacl = __builtin_popcount(k->acl);
 	reply_set(c, nacl);
-	for (p = k->acl; p && *p;) {
-		const char *e = strchr(p, ' ');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		char tmp[64];
-
-		snprintf(tmp, sizeof(tmp), "%.*s", (int)n, p);
-		reply_simple(c, tmp);
-		p += n;
-		while (*p == ' ')
-			p++;
-	}
+	for (int i = 0; i < ACL_NCATEGORIES; i++)
+		if (k->acl & (1u << i))
+			reply_simple(c, acl_names[i]);
 	reply_array(c, 0); /* tips */
 	reply_array(c, 0); /* key specs */
-	reply_array(c, k->subs ? k->nsubs : 0);
-	for (int i = 0; k->subs && i < k->nsubs; i++)
+	reply_array(c, k->nsubs);
+	for (int i = 0; i < k->nsubs; i++)
 		command_info_one(c, &k->subs[i], k->subs[i].fullname);
 }
 
-static void command_all(struct conn *c, int argc)
+void cmd_command(struct conn *c, int argc)
 {
+	const struct cmd_table *t = table_get();
+
 	(void)argc;
-	reply_array(c, ntable);
-	for (int i = 0; i < ntable; i++)
-		command_info_one(c, table[i], table[i]->name);
+	reply_array(c, t->ntop);
+	for (int i = 0; i < t->ntop; i++)
+		command_info_one(c, t->top[i], t->top[i]->name);
 }
 
 static const char *const command_help[] = {
@@ -1097,375 +1289,38 @@ static const char *const command_help[] = {
     NULL,
 };
 
-static const struct cmd *find_full(const char *s, size_t n)
+static const struct cmd *find_full(const struct cmd_table *t, const char *s, size_t n)
 {
 	const char *bar = memchr(s, '|', n);
 	int idx;
 
 	if (!bar) {
-		idx = cmd_lookup(s, n);
-		return idx < 0 ? NULL : table[idx];
+		idx = cmd_lookup(t, s, n);
+		return idx < 0 ? NULL : t->top[idx];
 	}
-	idx = cmd_lookup(s, (size_t)(bar - s));
-	if (idx < 0 || !table[idx]->subs)
+	idx = cmd_lookup(t, s, (size_t)(bar - s));
+	if (idx < 0)
 		return NULL;
-	for (int i = 0; i < table[idx]->nsubs; i++)
-		if (util_strcaseeq(bar + 1, n - (size_t)(bar - s) - 1, table[idx]->subs[i].name))
-			return &table[idx]->subs[i];
+	for (int i = 0; i < t->top[idx]->nsubs; i++)
+		if (util_strcaseeq(bar + 1, n - (size_t)(bar - s) - 1, t->top[idx]->subs[i].name))
+			return &t->top[idx]->subs[i];
 	return NULL;
-}
-
-/* ------------------------------------------------------ COMMAND DOCS */
-
-/*
- * The "arguments" of COMMAND DOCS, from which redis-cli builds its
- * command-line hints and "help <command>" text.  Each command's syntax is
- * written once below in a compact notation of our own and turned into the
- * argument maps COMMAND DOCS returns:
- *   name[:type]      an argument (type key, string, integer, double, pattern,
- *                    unix-time; "key" defaults to key, others to string)
- *   TOKEN            a pure token (all capitals)
- *   TOKEN name:type  a token followed by its value (one argument)
- *   [ ... ]          optional: several items make a block, '|' a choice
- *   { ... }          required group: a block, or a choice with '|'
- *   item...          the item may repeat
- * Read-only tables, parsed on each request (COMMAND DOCS is rare).
- */
-struct docspec {
-	const char *cmd;
-	const char *args;
-};
-
-static const struct docspec specs[] = {
-    {"ping", "[message]"},
-    {"echo", "message"},
-    {"hello", "[protover:integer [AUTH username password] [SETNAME clientname]]"},
-    {"auth", "[username] password"},
-    {"acl|whoami", ""},
-    {"select", "index:integer"},
-    {"info", "[section...]"},
-    {"shutdown", "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]"},
-    {"bgsave", "[SCHEDULE]"},
-    {"client|setname", "connection-name"},
-    {"client|kill", "{ip:port|[ID client-id:integer] [TYPE type] [USER username] [ADDR ip:port] "
-		    "[LADDR ip:port] [SKIPME yes/no] [MAXAGE maxage:integer]}"},
-    {"client|list", "[TYPE type] [ID client-id:integer...]"},
-    {"config|get", "parameter..."},
-    {"config|set", "{parameter value}..."},
-    {"command|info", "[command-name...]"},
-    {"command|docs", "[command-name...]"},
-    {"get", "key"},
-    {"set", "key value [NX|XX] [GET] [EX seconds:integer|PX milliseconds:integer|"
-	    "EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]"},
-    {"setnx", "key value"},
-    {"setex", "key seconds:integer value"},
-    {"psetex", "key milliseconds:integer value"},
-    {"getset", "key value"},
-    {"getdel", "key"},
-    {"getex", "key [EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|"
-	      "PXAT unix-time-milliseconds:unix-time|PERSIST]"},
-    {"mget", "key..."},
-    {"mset", "{key value}..."},
-    {"msetnx", "{key value}..."},
-    {"del", "key..."},
-    {"unlink", "key..."},
-    {"exists", "key..."},
-    {"incr", "key"},
-    {"decr", "key"},
-    {"incrby", "key increment:integer"},
-    {"decrby", "key decrement:integer"},
-    {"incrbyfloat", "key increment:double"},
-    {"append", "key value"},
-    {"strlen", "key"},
-    {"getrange", "key start:integer end:integer"},
-    {"setrange", "key offset:integer value"},
-    {"expire", "key seconds:integer [NX|XX|GT|LT]"},
-    {"pexpire", "key milliseconds:integer [NX|XX|GT|LT]"},
-    {"expireat", "key unix-time-seconds:unix-time [NX|XX|GT|LT]"},
-    {"pexpireat", "key unix-time-milliseconds:unix-time [NX|XX|GT|LT]"},
-    {"ttl", "key"},
-    {"pttl", "key"},
-    {"expiretime", "key"},
-    {"pexpiretime", "key"},
-    {"persist", "key"},
-    {"type", "key"},
-    {"rename", "key newkey:key"},
-    {"renamenx", "key newkey:key"},
-    {"copy", "source:key destination:key [DB destination-db:integer] [REPLACE]"},
-    {"keys", "pattern:pattern"},
-    {"scan", "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type]"},
-    {"flushdb", "[ASYNC|SYNC]"},
-    {"flushall", "[ASYNC|SYNC]"},
-};
-
-#define MAXNODES 64
-
-struct node {
-	const char *name, *type, *token;
-	size_t namelen, tokenlen, typelen;
-	int optional, multiple;
-	int kind; /* 0 plain, 1 pure-token, 2 block, 3 oneof */
-	int child[16];
-	int nchild;
-};
-
-struct parser {
-	const char *p;
-	struct node n[MAXNODES];
-	int nn;
-};
-
-static int is_upper_word(const char *p, size_t n)
-{
-	int letters = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (islower((unsigned char)p[i]))
-			return 0;
-		letters += isupper((unsigned char)p[i]) != 0;
-	}
-	return letters > 0;
-}
-
-static int new_node(struct parser *ps)
-{
-	if (ps->nn == MAXNODES)
-		srv_die("command docs spec too large");
-	memset(&ps->n[ps->nn], 0, sizeof(ps->n[0]));
-	return ps->nn++;
-}
-
-static void skip_ws(struct parser *ps)
-{
-	while (*ps->p == ' ')
-		ps->p++;
-}
-
-static int word_len(const char *p)
-{
-	int n = 0;
-
-	while (p[n] && p[n] != ' ' && p[n] != '|' && p[n] != ']' && p[n] != '}' && p[n] != '[' &&
-	       p[n] != '{' && strncmp(p + n, "...", 3))
-		n++;
-	return n;
-}
-
-static int parse_seq(struct parser *ps, char close);
-
-/* One item: a group, a token (maybe with its value) or an argument. */
-static int parse_item(struct parser *ps)
-{
-	int id;
-
-	skip_ws(ps);
-	if (*ps->p == '[' || *ps->p == '{') {
-		char close = *ps->p == '[' ? ']' : '}';
-		int opt = *ps->p == '[';
-
-		ps->p++;
-		id = parse_seq(ps, close);
-		if (*ps->p == close)
-			ps->p++;
-		ps->n[id].optional |= opt;
-	} else {
-		int n = word_len(ps->p);
-
-		id = new_node(ps);
-		if (is_upper_word(ps->p, (size_t)n)) {
-			const char *tok = ps->p;
-			const char *q = ps->p + n;
-
-			ps->n[id].token = tok;
-			ps->n[id].tokenlen = (size_t)n;
-			ps->p = q;
-			/* TOKEN value: a lower-case word right after, same alternative */
-			if (q[0] == ' ' && islower((unsigned char)q[1])) {
-				ps->p = q + 1;
-				n = word_len(ps->p);
-			} else {
-				ps->n[id].kind = 1;
-				ps->n[id].name = tok;
-				ps->n[id].namelen = (size_t)n;
-				goto suffix;
-			}
-		}
-		{
-			const char *w = ps->p, *colon = memchr(w, ':', (size_t)n);
-
-			/* "ip:port" keeps its colon: only known types follow one */
-			if (colon &&
-			    (strncmp(colon + 1, "integer", 7) && strncmp(colon + 1, "key", 3) &&
-			     strncmp(colon + 1, "double", 6) && strncmp(colon + 1, "pattern", 7) &&
-			     strncmp(colon + 1, "unix-time", 9) && strncmp(colon + 1, "string", 6)))
-				colon = NULL;
-			ps->n[id].name = w;
-			ps->n[id].namelen = colon ? (size_t)(colon - w) : (size_t)n;
-			if (colon) {
-				ps->n[id].type = colon + 1;
-				ps->n[id].typelen = (size_t)(w + n - colon - 1);
-			} else if (ps->n[id].namelen == 3 && !memcmp(w, "key", 3)) {
-				ps->n[id].type = "key";
-				ps->n[id].typelen = 3;
-			} else {
-				ps->n[id].type = "string";
-				ps->n[id].typelen = 6;
-			}
-			ps->p = w + n;
-		}
-	}
-suffix:
-	if (!strncmp(ps->p, "...", 3)) {
-		ps->n[id].multiple = 1;
-		ps->p += 3;
-	}
-	return id;
-}
-
-/* Items up to `close` (or the end): one item stays itself, several make a
- * block, alternatives separated by '|' make a oneof. */
-static int parse_seq(struct parser *ps, char close)
-{
-	int alts[16], nalt = 0;
-
-	for (;;) {
-		int items[16], nitems = 0;
-
-		for (;;) {
-			skip_ws(ps);
-			if (!*ps->p || *ps->p == close || *ps->p == '|')
-				break;
-			if (nitems < 16)
-				items[nitems++] = parse_item(ps);
-		}
-		if (nitems == 1) {
-			alts[nalt] = items[0];
-		} else {
-			int b = new_node(ps);
-
-			ps->n[b].kind = 2;
-			ps->n[b].name = "block";
-			ps->n[b].namelen = 5;
-			memcpy(ps->n[b].child, items, (size_t)nitems * sizeof(int));
-			ps->n[b].nchild = nitems;
-			alts[nalt] = b;
-		}
-		if (nalt < 15)
-			nalt++;
-		if (*ps->p != '|')
-			break;
-		ps->p++;
-	}
-	if (nalt == 1)
-		return alts[0];
-	{
-		int o = new_node(ps);
-
-		ps->n[o].kind = 3;
-		ps->n[o].name = "choice";
-		ps->n[o].namelen = 6;
-		memcpy(ps->n[o].child, alts, (size_t)nalt * sizeof(int));
-		ps->n[o].nchild = nalt;
-		return o;
-	}
-}
-
-static void emit(struct conn *c, struct parser *ps, int id)
-{
-	const struct node *n = &ps->n[id];
-	int nflags = n->optional + n->multiple;
-	int fields = 2 + (n->token && n->kind != 2 && n->kind != 3) + (nflags > 0) + (n->kind >= 2);
-	static const char *const kinds[] = {NULL, "pure-token", "block", "oneof"};
-
-	reply_map(c, fields);
-	reply_bulk_str(c, "name");
-	if (n->kind == 1) {
-		char low[64];
-		size_t l = n->namelen < sizeof(low) ? n->namelen : sizeof(low) - 1;
-
-		for (size_t i = 0; i < l; i++)
-			low[i] = (char)tolower((unsigned char)n->name[i]);
-		reply_bulk(c, low, l);
-	} else {
-		reply_bulk(c, n->name, n->namelen);
-	}
-	reply_bulk_str(c, "type");
-	if (n->kind)
-		reply_bulk_str(c, kinds[n->kind]);
-	else
-		reply_bulk(c, n->type, n->typelen);
-	if (n->token && n->kind != 2 && n->kind != 3) {
-		reply_bulk_str(c, "token");
-		reply_bulk(c, n->token, n->tokenlen);
-	}
-	if (nflags) {
-		reply_bulk_str(c, "flags");
-		reply_set(c, nflags);
-		if (n->optional)
-			reply_simple(c, "optional");
-		if (n->multiple)
-			reply_simple(c, "multiple");
-	}
-	if (n->kind >= 2) {
-		reply_bulk_str(c, "arguments");
-		reply_array(c, n->nchild);
-		for (int i = 0; i < n->nchild; i++)
-			emit(c, ps, n->child[i]);
-	}
-}
-
-static const char *spec_of(const char *fullname)
-{
-	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
-		if (!strcmp(specs[i].cmd, fullname))
-			return specs[i].args;
-	return NULL;
-}
-
-static int cmd_docs_has_args(const char *fullname)
-{
-	return spec_of(fullname) != NULL;
-}
-
-static void cmd_docs_reply_args(struct conn *c, const char *fullname)
-{
-	const char *spec = spec_of(fullname);
-	struct parser ps;
-	int top[16], ntop = 0;
-
-	memset(&ps, 0, sizeof(ps));
-	ps.p = spec ? spec : "";
-	for (;;) {
-		skip_ws(&ps);
-		if (!*ps.p)
-			break;
-		if (ntop < 16)
-			top[ntop++] = parse_item(&ps);
-		if (*ps.p == '|' || *ps.p == ']' || *ps.p == '}')
-			ps.p++; /* stray separators in a spec: skip */
-	}
-	reply_array(c, ntop);
-	for (int i = 0; i < ntop; i++)
-		emit(c, &ps, top[i]);
 }
 
 static void command_docs_one(struct conn *c, const struct cmd *k)
 {
-	const char *full = k->fullname ? k->fullname : k->name;
-	int has_args = cmd_docs_has_args(full);
-
-	reply_map(c, 4 + (k->subs != NULL) + has_args);
+	reply_map(c, 4 + (k->subs != NULL) + (k->args != NULL));
 	reply_bulk_str(c, "summary");
-	reply_bulk_str(c, k->summary ? k->summary : "");
+	reply_bulk_str(c, k->summary);
 	reply_bulk_str(c, "since");
-	reply_bulk_str(c, k->since ? k->since : "1.0.0");
+	reply_bulk_str(c, k->since);
 	reply_bulk_str(c, "group");
-	reply_bulk_str(c, k->group ? k->group : "generic");
+	reply_bulk_str(c, k->group);
 	reply_bulk_str(c, "complexity");
 	reply_bulk_str(c, "O(1)");
-	if (has_args) {
+	if (k->args) {
 		reply_bulk_str(c, "arguments");
-		cmd_docs_reply_args(c, full);
+		cmd_docs_reply(c, k->args);
 	}
 	if (k->subs) {
 		reply_bulk_str(c, "subcommands");
@@ -1477,58 +1332,72 @@ static void command_docs_one(struct conn *c, const struct cmd *k)
 	}
 }
 
-static void command_sub(struct conn *c, int argc)
+void cmd_command_count(struct conn *c, int argc)
 {
-	const char *s = ARGV(c, 1);
-	size_t sl = ARGL(c, 1);
+	(void)argc;
+	reply_int(c, table_get()->ntop);
+}
 
-	if (util_strcaseeq(s, sl, "count")) {
-		reply_int(c, ntable);
-	} else if (util_strcaseeq(s, sl, "info")) {
-		if (argc == 2) {
-			command_all(c, argc);
-			return;
-		}
-		reply_array(c, argc - 2);
-		for (int j = 2; j < argc; j++) {
-			const struct cmd *k = find_full(ARGV(c, j), ARGL(c, j));
+void cmd_command_info(struct conn *c, int argc)
+{
+	const struct cmd_table *t = table_get();
 
-			if (!k)
-				reply_null(c);
-			else
-				command_info_one(c, k, k->fullname ? k->fullname : k->name);
-		}
-	} else if (util_strcaseeq(s, sl, "docs")) {
-		if (argc == 2) {
-			reply_map(c, ntable);
-			for (int i = 0; i < ntable; i++) {
-				reply_bulk_str(c, table[i]->name);
-				command_docs_one(c, table[i]);
-			}
-			return;
-		}
-		int found = 0;
-
-		for (int j = 2; j < argc; j++)
-			found += find_full(ARGV(c, j), ARGL(c, j)) != NULL;
-		reply_map(c, found);
-		for (int j = 2; j < argc; j++) {
-			const struct cmd *k = find_full(ARGV(c, j), ARGL(c, j));
-
-			if (!k)
-				continue;
-			reply_bulk_str(c, k->fullname ? k->fullname : k->name);
-			command_docs_one(c, k);
-		}
-	} else if (util_strcaseeq(s, sl, "list")) {
-		if (argc > 2) {
-			reply_error(c, ERR_SYNTAX);
-			return;
-		}
-		reply_array(c, ntable);
-		for (int i = 0; i < ntable; i++)
-			reply_bulk_str(c, table[i]->name);
-	} else if (util_strcaseeq(s, sl, "help")) {
-		reply_help(c, command_help);
+	if (argc == 2) {
+		cmd_command(c, argc);
+		return;
 	}
+	reply_array(c, argc - 2);
+	for (int j = 2; j < argc; j++) {
+		const struct cmd *k = find_full(t, ARGV(c, j), ARGL(c, j));
+
+		if (!k)
+			reply_null(c);
+		else
+			command_info_one(c, k, k->fullname);
+	}
+}
+
+void cmd_command_docs(struct conn *c, int argc)
+{
+	const struct cmd_table *t = table_get();
+	int found = 0;
+
+	if (argc == 2) {
+		reply_map(c, t->ntop);
+		for (int i = 0; i < t->ntop; i++) {
+			reply_bulk_str(c, t->top[i]->name);
+			command_docs_one(c, t->top[i]);
+		}
+		return;
+	}
+	for (int j = 2; j < argc; j++)
+		found += find_full(t, ARGV(c, j), ARGL(c, j)) != NULL;
+	reply_map(c, found);
+	for (int j = 2; j < argc; j++) {
+		const struct cmd *k = find_full(t, ARGV(c, j), ARGL(c, j));
+
+		if (!k)
+			continue;
+		reply_bulk_str(c, k->fullname);
+		command_docs_one(c, k);
+	}
+}
+
+void cmd_command_list(struct conn *c, int argc)
+{
+	const struct cmd_table *t = table_get();
+
+	if (argc > 2) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	reply_array(c, t->ntop);
+	for (int i = 0; i < t->ntop; i++)
+		reply_bulk_str(c, t->top[i]->name);
+}
+
+void cmd_command_help(struct conn *c, int argc)
+{
+	(void)argc;
+	reply_help(c, command_help);
 }

@@ -143,7 +143,7 @@ static long long wrap_add(long long a, long long b)
 
 /* ------------------------------------------------------------ GET / SET */
 
-static void cmd_get(struct conn *c, int argc)
+void cmd_get(struct conn *c, int argc)
 {
 	const struct ht_entry *e;
 
@@ -277,7 +277,7 @@ static void set_generic(struct conn *c, int kidx, int vidx, unsigned flags, long
 		reply_null(c);
 }
 
-static void cmd_set(struct conn *c, int argc)
+void cmd_set(struct conn *c, int argc)
 {
 	unsigned flags;
 	long long expire;
@@ -287,7 +287,7 @@ static void cmd_set(struct conn *c, int argc)
 	set_generic(c, 1, 2, flags, expire, 0);
 }
 
-static void cmd_setnx(struct conn *c, int argc)
+void cmd_setnx(struct conn *c, int argc)
 {
 	(void)argc;
 	set_generic(c, 1, 2, SET_NX, 0, 1);
@@ -322,19 +322,19 @@ static void setex_generic(struct conn *c, int seconds, const char *name)
 	}
 }
 
-static void cmd_setex(struct conn *c, int argc)
+void cmd_setex(struct conn *c, int argc)
 {
 	(void)argc;
 	setex_generic(c, 1, "setex");
 }
 
-static void cmd_psetex(struct conn *c, int argc)
+void cmd_psetex(struct conn *c, int argc)
 {
 	(void)argc;
 	setex_generic(c, 0, "psetex");
 }
 
-static void cmd_getset(struct conn *c, int argc)
+void cmd_getset(struct conn *c, int argc)
 {
 	(void)argc;
 	set_generic(c, 1, 2, SET_GET, 0, 0);
@@ -379,7 +379,7 @@ static int getx_fn(struct ht_rmw *r, void *argp)
 	return HT_RMW_STORE;
 }
 
-static void cmd_getdel(struct conn *c, int argc)
+void cmd_getdel(struct conn *c, int argc)
 {
 	struct getx_arg a = {c, 0, 0, 1};
 	int rc;
@@ -392,7 +392,7 @@ static void cmd_getdel(struct conn *c, int argc)
 		SRV_DIRTY(c, 1);
 }
 
-static void cmd_getex(struct conn *c, int argc)
+void cmd_getex(struct conn *c, int argc)
 {
 	struct getx_arg a = {c, 0, 0, 0};
 	int rc;
@@ -410,7 +410,7 @@ static void cmd_getex(struct conn *c, int argc)
 		SRV_DIRTY(c, 1);
 }
 
-static void cmd_mget(struct conn *c, int argc)
+void cmd_mget(struct conn *c, int argc)
 {
 	reply_array(c, argc - 1);
 	for (int j = 1; j < argc; j++) {
@@ -514,12 +514,12 @@ static void mset_generic(struct conn *c, int argc, int nx)
 		reply_ok(c);
 }
 
-static void cmd_mset(struct conn *c, int argc)
+void cmd_mset(struct conn *c, int argc)
 {
 	mset_generic(c, argc, 0);
 }
 
-static void cmd_msetnx(struct conn *c, int argc)
+void cmd_msetnx(struct conn *c, int argc)
 {
 	mset_generic(c, argc, 1);
 }
@@ -582,19 +582,19 @@ static void rename_generic(struct conn *c, int nx)
 		reply_ok(c);
 }
 
-static void cmd_rename(struct conn *c, int argc)
+void cmd_rename(struct conn *c, int argc)
 {
 	(void)argc;
 	rename_generic(c, 0);
 }
 
-static void cmd_renamenx(struct conn *c, int argc)
+void cmd_renamenx(struct conn *c, int argc)
 {
 	(void)argc;
 	rename_generic(c, 1);
 }
 
-static void cmd_copy(struct conn *c, int argc)
+void cmd_copy(struct conn *c, int argc)
 {
 	struct move_arg a = {1, 1, 0};
 	static const int idx[2] = {1, 2};
@@ -640,7 +640,7 @@ static void cmd_copy(struct conn *c, int argc)
 
 /* ------------------------------------------------------------- DEL etc */
 
-static void cmd_del(struct conn *c, int argc)
+void cmd_del(struct conn *c, int argc)
 {
 	long long n = 0;
 
@@ -650,7 +650,7 @@ static void cmd_del(struct conn *c, int argc)
 	reply_int(c, n);
 }
 
-static void cmd_exists(struct conn *c, int argc)
+void cmd_exists(struct conn *c, int argc)
 {
 	long long n = 0;
 
@@ -660,7 +660,7 @@ static void cmd_exists(struct conn *c, int argc)
 	reply_int(c, n);
 }
 
-static void cmd_type(struct conn *c, int argc)
+void cmd_type(struct conn *c, int argc)
 {
 	(void)argc;
 	if (ht_peek_rcu(db, K(1))) /* no touch, as Redis */
@@ -669,7 +669,7 @@ static void cmd_type(struct conn *c, int argc)
 		reply_raw(c, "+none\r\n", 7);
 }
 
-static void cmd_strlen(struct conn *c, int argc)
+void cmd_strlen(struct conn *c, int argc)
 {
 	const struct ht_entry *e;
 
@@ -751,19 +751,19 @@ static void incr_generic(struct conn *c, long long by)
 	}
 }
 
-static void cmd_incr(struct conn *c, int argc)
+void cmd_incr(struct conn *c, int argc)
 {
 	(void)argc;
 	incr_generic(c, 1);
 }
 
-static void cmd_decr(struct conn *c, int argc)
+void cmd_decr(struct conn *c, int argc)
 {
 	(void)argc;
 	incr_generic(c, -1);
 }
 
-static void cmd_incrby(struct conn *c, int argc)
+void cmd_incrby(struct conn *c, int argc)
 {
 	long long by;
 
@@ -773,7 +773,7 @@ static void cmd_incrby(struct conn *c, int argc)
 	incr_generic(c, by);
 }
 
-static void cmd_decrby(struct conn *c, int argc)
+void cmd_decrby(struct conn *c, int argc)
 {
 	long long by;
 
@@ -808,7 +808,7 @@ static int incrfloat_fn(struct ht_rmw *r, void *argp)
 	return HT_RMW_STORE;
 }
 
-static void cmd_incrbyfloat(struct conn *c, int argc)
+void cmd_incrbyfloat(struct conn *c, int argc)
 {
 	struct incr_arg a = {0, 0, 0, 0};
 	int rc;
@@ -878,7 +878,7 @@ static int append_fn(struct ht_rmw *r, void *argp)
 	return HT_RMW_STORE;
 }
 
-static void cmd_append(struct conn *c, int argc)
+void cmd_append(struct conn *c, int argc)
 {
 	struct range_arg a = {ARGV(c, 2), ARGL(c, 2), -1, 0};
 	int rc;
@@ -893,7 +893,7 @@ static void cmd_append(struct conn *c, int argc)
 		reply_int(c, a.newlen);
 }
 
-static void cmd_setrange(struct conn *c, int argc)
+void cmd_setrange(struct conn *c, int argc)
 {
 	struct range_arg a = {ARGV(c, 3), ARGL(c, 3), 0, 0};
 	int rc;
@@ -914,7 +914,7 @@ static void cmd_setrange(struct conn *c, int argc)
 		reply_int(c, a.newlen);
 }
 
-static void cmd_getrange(struct conn *c, int argc)
+void cmd_getrange(struct conn *c, int argc)
 {
 	long long start, end, len;
 	const struct ht_entry *e;
@@ -1054,22 +1054,22 @@ static void expire_generic(struct conn *c, int argc, long long basetime, int sec
 		reply_int(c, rc);
 }
 
-static void cmd_expire(struct conn *c, int argc)
+void cmd_expire(struct conn *c, int argc)
 {
 	expire_generic(c, argc, util_mstime(), 1, "expire");
 }
 
-static void cmd_pexpire(struct conn *c, int argc)
+void cmd_pexpire(struct conn *c, int argc)
 {
 	expire_generic(c, argc, util_mstime(), 0, "pexpire");
 }
 
-static void cmd_expireat(struct conn *c, int argc)
+void cmd_expireat(struct conn *c, int argc)
 {
 	expire_generic(c, argc, 0, 1, "expireat");
 }
 
-static void cmd_pexpireat(struct conn *c, int argc)
+void cmd_pexpireat(struct conn *c, int argc)
 {
 	expire_generic(c, argc, 0, 0, "pexpireat");
 }
@@ -1099,31 +1099,31 @@ static void ttl_generic(struct conn *c, int ms, int abs)
 	}
 }
 
-static void cmd_ttl(struct conn *c, int argc)
+void cmd_ttl(struct conn *c, int argc)
 {
 	(void)argc;
 	ttl_generic(c, 0, 0);
 }
 
-static void cmd_pttl(struct conn *c, int argc)
+void cmd_pttl(struct conn *c, int argc)
 {
 	(void)argc;
 	ttl_generic(c, 1, 0);
 }
 
-static void cmd_expiretime(struct conn *c, int argc)
+void cmd_expiretime(struct conn *c, int argc)
 {
 	(void)argc;
 	ttl_generic(c, 0, 1);
 }
 
-static void cmd_pexpiretime(struct conn *c, int argc)
+void cmd_pexpiretime(struct conn *c, int argc)
 {
 	(void)argc;
 	ttl_generic(c, 1, 1);
 }
 
-static void cmd_persist(struct conn *c, int argc)
+void cmd_persist(struct conn *c, int argc)
 {
 	int rc;
 
@@ -1184,7 +1184,7 @@ static void keylist_reply_free(struct conn *c, struct keylist *kl)
 	free(kl->l);
 }
 
-static void cmd_keys(struct conn *c, int argc)
+void cmd_keys(struct conn *c, int argc)
 {
 	struct keylist kl = {0};
 
@@ -1198,7 +1198,7 @@ static void cmd_keys(struct conn *c, int argc)
 	keylist_reply_free(c, &kl);
 }
 
-static void cmd_scan(struct conn *c, int argc)
+void cmd_scan(struct conn *c, int argc)
 {
 	struct keylist kl = {0};
 	unsigned long long cursor;
@@ -1269,7 +1269,7 @@ static void cmd_scan(struct conn *c, int argc)
 
 static _Thread_local uint64_t rnd_seed;
 
-static void cmd_randomkey(struct conn *c, int argc)
+void cmd_randomkey(struct conn *c, int argc)
 {
 	const struct ht_entry *e;
 
@@ -1283,13 +1283,13 @@ static void cmd_randomkey(struct conn *c, int argc)
 		reply_null(c);
 }
 
-static void cmd_dbsize(struct conn *c, int argc)
+void cmd_dbsize(struct conn *c, int argc)
 {
 	(void)argc;
 	reply_int(c, (long long)ht_count(db));
 }
 
-static void cmd_flush(struct conn *c, int argc)
+void cmd_flush(struct conn *c, int argc)
 {
 	size_t removed;
 	int rc;
@@ -1392,128 +1392,3 @@ void db_active_expire_cycle(void)
 		}
 	}
 }
-
-/* -------------------------------------------------------------- table */
-
-#define W CMD_WRITE | CMD_DENYOOM
-#define R CMD_READONLY
-#define F CMD_FAST
-struct cmd g_key_cmds[] = {
-    {"get", cmd_get, 2, R | F, 1, 1, 1, "string", "1.0.0", "Returns the string value of a key.",
-     NULL, 0, "@read @string @fast", NULL},
-    {"set", cmd_set, -3, W, 1, 1, 1, "string", "1.0.0",
-     "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
-     NULL, 0, "@write @string @slow", NULL},
-    {"setnx", cmd_setnx, 3, W | F, 1, 1, 1, "string", "1.0.0",
-     "Set the string value of a key only when the key doesn't exist.", NULL, 0,
-     "@write @string @fast", NULL},
-    {"setex", cmd_setex, 4, W, 1, 1, 1, "string", "2.0.0",
-     "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
-     NULL, 0, "@write @string @slow", NULL},
-    {"psetex", cmd_psetex, 4, W, 1, 1, 1, "string", "2.6.0",
-     "Sets both string value and expiration time in milliseconds of a key. The key is created if "
-     "it doesn't exist.",
-     NULL, 0, "@write @string @slow", NULL},
-    {"getset", cmd_getset, 3, W | F, 1, 1, 1, "string", "1.0.0",
-     "Returns the previous string value of a key after setting it to a new value.", NULL, 0,
-     "@write @string @fast", NULL},
-    {"getdel", cmd_getdel, 2, CMD_WRITE | F, 1, 1, 1, "string", "6.2.0",
-     "Returns the string value of a key after deleting the key.", NULL, 0, "@write @string @fast",
-     NULL},
-    {"getex", cmd_getex, -2, CMD_WRITE | F, 1, 1, 1, "string", "6.2.0",
-     "Returns the string value of a key after setting its expiration time.", NULL, 0,
-     "@write @string @fast", NULL},
-    {"mget", cmd_mget, -2, R | F, 1, -1, 1, "string", "1.0.0",
-     "Atomically returns the string values of one or more keys.", NULL, 0, "@read @string @fast",
-     NULL},
-    {"mset", cmd_mset, -3, W, 1, -1, 2, "string", "1.0.1",
-     "Atomically creates or modifies the string values of one or more keys.", NULL, 0,
-     "@write @string @slow", NULL},
-    {"msetnx", cmd_msetnx, -3, W, 1, -1, 2, "string", "1.0.1",
-     "Atomically modifies the string values of one or more keys only when all keys don't exist.",
-     NULL, 0, "@write @string @slow", NULL},
-    {"del", cmd_del, -2, CMD_WRITE, 1, -1, 1, "generic", "1.0.0", "Deletes one or more keys.", NULL,
-     0, "@keyspace @write @slow", NULL},
-    {"unlink", cmd_del, -2, CMD_WRITE | F, 1, -1, 1, "generic", "4.0.0",
-     "Asynchronously deletes one or more keys.", NULL, 0, "@keyspace @write @fast", NULL},
-    {"exists", cmd_exists, -2, R | F, 1, -1, 1, "generic", "1.0.0",
-     "Determines whether one or more keys exist.", NULL, 0, "@keyspace @read @fast", NULL},
-    {"incr", cmd_incr, 2, W | F, 1, 1, 1, "string", "1.0.0",
-     "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't "
-     "exist.",
-     NULL, 0, "@write @string @fast", NULL},
-    {"decr", cmd_decr, 2, W | F, 1, 1, 1, "string", "1.0.0",
-     "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't "
-     "exist.",
-     NULL, 0, "@write @string @fast", NULL},
-    {"incrby", cmd_incrby, 3, W | F, 1, 1, 1, "string", "1.0.0",
-     "Increments the integer value of a key by a number. Uses 0 as initial value if the key "
-     "doesn't exist.",
-     NULL, 0, "@write @string @fast", NULL},
-    {"decrby", cmd_decrby, 3, W | F, 1, 1, 1, "string", "1.0.0",
-     "Decrements a number from the integer value of a key. Uses 0 as initial value if the key "
-     "doesn't exist.",
-     NULL, 0, "@write @string @fast", NULL},
-    {"incrbyfloat", cmd_incrbyfloat, 3, W | F, 1, 1, 1, "string", "2.6.0",
-     "Increment the floating point value of a key by a number. Uses 0 as initial value if the key "
-     "doesn't exist.",
-     NULL, 0, "@write @string @fast", NULL},
-    {"append", cmd_append, 3, W | F, 1, 1, 1, "string", "2.0.0",
-     "Appends a string to the value of a key. Creates the key if it doesn't exist.", NULL, 0,
-     "@write @string @fast", NULL},
-    {"strlen", cmd_strlen, 2, R | F, 1, 1, 1, "string", "2.2.0",
-     "Returns the length of a string value.", NULL, 0, "@read @string @fast", NULL},
-    {"getrange", cmd_getrange, 4, R, 1, 1, 1, "string", "2.4.0",
-     "Returns a substring of the string stored at a key.", NULL, 0, "@read @string @slow", NULL},
-    {"setrange", cmd_setrange, 4, W, 1, 1, 1, "string", "2.2.0",
-     "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't "
-     "exist.",
-     NULL, 0, "@write @string @slow", NULL},
-    {"expire", cmd_expire, -3, CMD_WRITE | F, 1, 1, 1, "generic", "1.0.0",
-     "Sets the expiration time of a key in seconds.", NULL, 0, "@keyspace @write @fast", NULL},
-    {"pexpire", cmd_pexpire, -3, CMD_WRITE | F, 1, 1, 1, "generic", "2.6.0",
-     "Sets the expiration time of a key in milliseconds.", NULL, 0, "@keyspace @write @fast", NULL},
-    {"expireat", cmd_expireat, -3, CMD_WRITE | F, 1, 1, 1, "generic", "1.2.0",
-     "Sets the expiration time of a key to a Unix timestamp.", NULL, 0, "@keyspace @write @fast",
-     NULL},
-    {"pexpireat", cmd_pexpireat, -3, CMD_WRITE | F, 1, 1, 1, "generic", "2.6.0",
-     "Sets the expiration time of a key to a Unix milliseconds timestamp.", NULL, 0,
-     "@keyspace @write @fast", NULL},
-    {"ttl", cmd_ttl, 2, R | F, 1, 1, 1, "generic", "1.0.0",
-     "Returns the expiration time in seconds of a key.", NULL, 0, "@keyspace @read @fast", NULL},
-    {"pttl", cmd_pttl, 2, R | F, 1, 1, 1, "generic", "2.6.0",
-     "Returns the expiration time in milliseconds of a key.", NULL, 0, "@keyspace @read @fast",
-     NULL},
-    {"expiretime", cmd_expiretime, 2, R | F, 1, 1, 1, "generic", "7.0.0",
-     "Returns the expiration time of a key as a Unix timestamp.", NULL, 0, "@keyspace @read @fast",
-     NULL},
-    {"pexpiretime", cmd_pexpiretime, 2, R | F, 1, 1, 1, "generic", "7.0.0",
-     "Returns the expiration time of a key as a Unix milliseconds timestamp.", NULL, 0,
-     "@keyspace @read @fast", NULL},
-    {"persist", cmd_persist, 2, CMD_WRITE | F, 1, 1, 1, "generic", "2.2.0",
-     "Removes the expiration time of a key.", NULL, 0, "@keyspace @write @fast", NULL},
-    {"type", cmd_type, 2, R | F, 1, 1, 1, "generic", "1.0.0",
-     "Determines the type of value stored at a key.", NULL, 0, "@keyspace @read @fast", NULL},
-    {"rename", cmd_rename, 3, CMD_WRITE, 1, 2, 1, "generic", "1.0.0",
-     "Renames a key and overwrites the destination.", NULL, 0, "@keyspace @write @slow", NULL},
-    {"renamenx", cmd_renamenx, 3, CMD_WRITE | F, 1, 2, 1, "generic", "1.0.0",
-     "Renames a key only when the target key name doesn't exist.", NULL, 0,
-     "@keyspace @write @fast", NULL},
-    {"copy", cmd_copy, -3, W, 1, 2, 1, "generic", "6.2.0",
-     "Copies the value of a key to a new key.", NULL, 0, "@keyspace @write @slow", NULL},
-    {"keys", cmd_keys, 2, R, 0, 0, 0, "generic", "1.0.0",
-     "Returns all key names that match a pattern.", NULL, 0, "@keyspace @read @slow @dangerous",
-     NULL},
-    {"scan", cmd_scan, -2, R, 0, 0, 0, "generic", "2.8.0",
-     "Iterates over the key names in the database.", NULL, 0, "@keyspace @read @slow", NULL},
-    {"randomkey", cmd_randomkey, 1, R, 0, 0, 0, "generic", "1.0.0",
-     "Returns a random key name from the database.", NULL, 0, "@keyspace @read @slow", NULL},
-    {"dbsize", cmd_dbsize, 1, R | F, 0, 0, 0, "server", "1.0.0",
-     "Returns the number of keys in the database.", NULL, 0, "@keyspace @read @fast", NULL},
-    {"flushdb", cmd_flush, -1, CMD_WRITE, 0, 0, 0, "server", "1.0.0",
-     "Removes all keys from the current database.", NULL, 0, "@keyspace @write @slow @dangerous",
-     NULL},
-    {"flushall", cmd_flush, -1, CMD_WRITE, 0, 0, 0, "server", "1.0.0",
-     "Removes all keys from all databases.", NULL, 0, "@keyspace @write @slow @dangerous", NULL},
-};
-int g_nkey_cmds = (int)(sizeof(g_key_cmds) / sizeof(g_key_cmds[0]));

@@ -612,17 +612,6 @@ void evict_exceeded_time(unsigned long long *total_ms, unsigned long long *curre
 
 /* ------------------------------------------------------------ OBJECT */
 
-static void reply_help(struct conn *c, const char *const *lines)
-{
-	int n = 0;
-
-	while (lines[n])
-		n++;
-	reply_array(c, n);
-	for (int i = 0; i < n; i++)
-		reply_simple(c, lines[i]);
-}
-
 /* The live entry of key argv[2] without touching its access word, or NULL
  * after replying null. */
 static const struct ht_entry *lookup_notouch(struct conn *c, int i)
@@ -656,7 +645,7 @@ static const char *str_encoding(const struct ht_entry *e, long long *ival)
 	"-ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "  \
 	"switching between policies at runtime LRU and LFU data will take some time to adjust."
 
-static void object_sub(struct conn *c, int argc)
+void object_sub(struct conn *c, int argc)
 {
 	const char *sub = ARGV(c, 1);
 	size_t sl = ARGL(c, 1);
@@ -894,7 +883,7 @@ static void mstats_cb(void *arg, const char *s)
 }
 #endif
 
-static void memory_sub(struct conn *c, int argc)
+void memory_sub(struct conn *c, int argc)
 {
 	const char *sub = ARGV(c, 1);
 	size_t sl = ARGL(c, 1);
@@ -954,48 +943,3 @@ static void memory_sub(struct conn *c, int argc)
 		reply_help(c, help);
 	}
 }
-
-#define RO CMD_READONLY
-static const struct cmd object_subs[] = {
-    {"encoding", object_sub, 3, RO, 2, 2, 1, "generic", "2.2.3",
-     "Returns the internal encoding of a Redis object.", NULL, 0, "@keyspace @read @slow",
-     "object|encoding"},
-    {"freq", object_sub, 3, RO, 2, 2, 1, "generic", "4.0.0",
-     "Returns the logarithmic access frequency counter of a Redis object.", NULL, 0,
-     "@keyspace @read @slow", "object|freq"},
-    {"idletime", object_sub, 3, RO, 2, 2, 1, "generic", "2.2.3",
-     "Returns the time since the last access to a Redis object.", NULL, 0, "@keyspace @read @slow",
-     "object|idletime"},
-    {"refcount", object_sub, 3, RO, 2, 2, 1, "generic", "2.2.3",
-     "Returns the reference count of a value of a key.", NULL, 0, "@keyspace @read @slow",
-     "object|refcount"},
-    {"help", object_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "generic", "6.2.0",
-     "Returns helpful text about the different subcommands.", NULL, 0, "@keyspace @slow",
-     "object|help"},
-};
-
-static const struct cmd memory_subs[] = {
-    {"doctor", memory_sub, 2, 0, 0, 0, 0, "server", "4.0.0", "Outputs a memory problems report.",
-     NULL, 0, "@slow", "memory|doctor"},
-    {"malloc-stats", memory_sub, 2, 0, 0, 0, 0, "server", "4.0.0",
-     "Returns the allocator statistics.", NULL, 0, "@slow", "memory|malloc-stats"},
-    {"purge", memory_sub, 2, 0, 0, 0, 0, "server", "4.0.0", "Asks the allocator to release memory.",
-     NULL, 0, "@slow", "memory|purge"},
-    {"stats", memory_sub, 2, 0, 0, 0, 0, "server", "4.0.0", "Returns details about memory usage.",
-     NULL, 0, "@slow", "memory|stats"},
-    {"usage", memory_sub, -3, RO, 2, 2, 1, "server", "4.0.0",
-     "Estimates the memory usage of a key.", NULL, 0, "@read @slow", "memory|usage"},
-    {"help", memory_sub, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "4.0.0",
-     "Returns helpful text about the different subcommands.", NULL, 0, "@slow", "memory|help"},
-};
-#define NSUBS(a) ((int)(sizeof(a) / sizeof(a[0])))
-
-const struct cmd g_cache_cmds[] = {
-    {"object", NULL, -2, 0, 0, 0, 0, "generic", "2.2.3",
-     "A container for object introspection commands.", object_subs, NSUBS(object_subs), "@slow",
-     NULL},
-    {"memory", NULL, -2, 0, 0, 0, 0, "server", "4.0.0",
-     "A container for memory diagnostics commands.", memory_subs, NSUBS(memory_subs), "@slow",
-     NULL},
-};
-const int g_ncache_cmds = NSUBS(g_cache_cmds);

@@ -375,9 +375,9 @@ static void conn_prefetch_keys(struct conn *c)
 		if (!(p = scan_num(p + 1, end, &argc)) || argc < 2 || argc > 1024 ||
 		    !(p = scan_bulk(p, end, &a, &al)))
 			break;
-		/* anything but GET may write: its stripe mutex is warmed too */
-		if (!(al == 3 && (a[0] | 0x20) == 'g' && (a[1] | 0x20) == 'e' &&
-		      (a[2] | 0x20) == 't'))
+		/* the command's row says whether it may write: a write's stripe
+		 * mutex is warmed too */
+		if (cmd_may_write(a, al))
 			wr |= 1u << n;
 		if (!(p = scan_bulk(p, end, &a, &al)))
 			break;

@@ -374,40 +374,8 @@ size_t conn_read_hint(struct conn *c);
 
 /* ------------------------------------------------------------- commands */
 
-#define CMD_WRITE 0x1
-#define CMD_READONLY 0x2
-#define CMD_FAST 0x4
-#define CMD_ADMIN 0x8
-#define CMD_NOSCRIPT 0x10
-#define CMD_LOADING 0x20
-#define CMD_STALE 0x40
-#define CMD_NOAUTH 0x80
-#define CMD_SENTINEL 0x100
-#define CMD_DENYOOM 0x200
-#define CMD_PUBSUB 0x400
+#include "server/cmd.h"
 
-typedef void cmd_proc(struct conn *c, int argc);
-
-struct cmd {
-	const char *name;
-	cmd_proc *proc;
-	int arity;
-	int flags;
-	int first_key, last_key, key_step;
-	const char *group;
-	const char *since;
-	const char *summary;
-	const struct cmd *subs; /* NULL-terminated array, or NULL */
-	int nsubs;
-	const char *acl;      /* space separated categories */
-	const char *fullname; /* "client|list" for subcommands */
-};
-
-void cmd_init(void);
-void cmd_fini(void);
-void cmd_dispatch(struct conn *c);
-void cmd_name_of(int idx, int sub, char *buf, size_t len);
-/* mem_clients_normal: the sum of CLIENT LIST's tot-mem; takes g_clients_lock. */
 size_t client_mem_total(void);
 
 /* Arguments of the running command. */
@@ -417,7 +385,6 @@ size_t client_mem_total(void);
 /* keyspace (db.c) */
 void db_init(void);
 void db_fini(void);
-void db_register_commands(void);
 unsigned long long db_size(void);
 unsigned long long db_expires(void);
 long long db_avg_ttl(void);
@@ -428,8 +395,6 @@ void db_active_expire_cycle(void);
  * leave it NULL and net.c skips the prefetch */
 __attribute__((weak)) void db_prefetch(size_t n, const char *const keys[], const size_t klens[],
 				       uint32_t for_write);
-extern struct cmd g_key_cmds[];
-extern int g_nkey_cmds;
 
 /* Count @n keys written by the running command (Redis's server.dirty). */
 #define SRV_DIRTY(c, n) STAT_ADD((c)->w->st.dirty, (unsigned long long)(n))
@@ -477,9 +442,6 @@ int persist_shutdown(void);
 void persist_temp_path(char *buf, size_t len);
 /* 1 if write commands (and PING) must answer MISCONF */
 int persist_writes_denied(void);
-void persist_cmd_save(struct conn *c, int argc);
-void persist_cmd_bgsave(struct conn *c, int argc);
-void persist_cmd_lastsave(struct conn *c, int argc);
 void persist_flushall(void); /* FLUSHALL: save now if save points are set */
 #define ERR_MISCONF                                                                                \
 	"-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "      \
@@ -489,7 +451,6 @@ void persist_flushall(void); /* FLUSHALL: save now if save points are set */
 	"the RDB error."
 
 /* INFO */
-void cmd_info(struct conn *c, int argc);
 void info_reset_stats(void);
 void info_sample_ops(void);
 size_t info_rss(void);
@@ -594,8 +555,6 @@ void evict_reset_stats(void);
 void evict_exceeded_time(unsigned long long *total_ms, unsigned long long *current_ms);
 void db_expire_stats(double *stale_perc, unsigned long long *cap_reached,
 		     unsigned long long *cpu_ms);
-extern const struct cmd g_cache_cmds[];
-extern const int g_ncache_cmds;
 
 /* Shared error texts, Redis 7 wording, one table. */
 #define ERR_SYNTAX "-ERR syntax error"

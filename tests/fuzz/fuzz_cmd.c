@@ -147,7 +147,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	saved.soft = atomic_load(&g_cfg.client_output_buffer_soft);
 	saved.loglevel = atomic_load(&g_cfg.loglevel);
 	rcu_register_thread();
-	db_init();      /* cmd_init() reads g_key_cmds only; the table is per input */
+	db_init(); /* the keyspace the commands run on; the table comes from commands.def */
 	cmd_init();
 	db_fini();
 	return 0;

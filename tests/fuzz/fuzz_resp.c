@@ -66,6 +66,15 @@ static void grow(unsigned char **b, size_t *len, size_t *cap, const void *p, siz
 	*len += n;
 }
 
+/* net.c's prefetch asks the command table; this harness has none (and no
+ * keyspace, so the prefetch never runs). */
+int cmd_may_write(const char *name, size_t len)
+{
+	(void)name;
+	(void)len;
+	return 1;
+}
+
 void cmd_dispatch(struct conn *c)
 {
 	long long max = atomic_load_explicit(&g_cfg.proto_max_bulk_len, memory_order_relaxed);

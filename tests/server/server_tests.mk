@@ -38,3 +38,16 @@ TEST_SCRIPTS += tests/server/test_stats.sh
 # tests/server/test_valgrind.sh: traffic then SHUTDOWN under valgrind's
 # memcheck leaks nothing (issue 5); release build only.  Ports 7700-7729.
 TEST_SCRIPTS += tests/server/test_valgrind.sh
+
+# tests/server/test_cmdrows: the start-up self-check of server/commands.def
+# (cmd_rows_check): real rows pass, spoiled rows are refused by name, a
+# malformed table stops start-up with exit 1.  Links the server's objects;
+# main.o with its main() made local, so the test's own main() runs.
+$(B)/tests/server/test_cmdrows.o: CFLAGS += $(call pc,--cflags,cmocka)
+$(B)/tests/server/main_nomain.o: $(B)/server/main.o
+	objcopy --localize-symbol=main $< $@
+$(B)/tests/server/test_cmdrows: $(B)/tests/server/test_cmdrows.o $(B)/tests/server/main_nomain.o \
+		$(filter-out $(B)/server/main.o,$(SERVER_OBJS)) $(B)/server/rdb.o $(SERVER_HT_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pc,--libs,libevent) $(call pc,--libs,openssl) \
+		$(call pc,--libs,liblzf) $(call pc,--libs,cmocka) $(JEMALLOC_LIBS) -lm
+TEST_BINS += $(B)/tests/server/test_cmdrows

@@ -1,4 +1,5 @@
-# tests/: one block per test binary.  Every binary prints 'N passed, M failed'.
+# tests/: one block per test binary.  Every binary prints 'N passed, M failed'
+# (the C tests through tests/check.h, with ', K skipped').
 #
 # Tests that touch RCU run once per flavor: $(call rcu_flavor_test,<src>,<flavor>)
 # compiles <src>.c with -DRCU_FLAVOR_<FLAVOR> into $(B)/<flavor>/<src>.o (so the

@@ -43,19 +43,8 @@
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
 
-static int passed, failed;
+#include "tests/check.h"
 
-#define CHECK(c, ...)                                                                              \
-	do {                                                                                       \
-		if (c) {                                                                           \
-			passed++;                                                                  \
-		} else {                                                                           \
-			failed++;                                                                  \
-			printf("FAIL %s:%d: ", __func__, __LINE__);                                \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
 
 static struct ht *new_table(size_t buckets, int auto_resize)
 {
@@ -1044,6 +1033,5 @@ int main(int argc, char **argv)
 	test_resize_flush(1);
 	test_busy();
 	rcu_unregister_thread();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }

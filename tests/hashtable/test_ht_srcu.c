@@ -16,6 +16,7 @@
 
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
+#include "tests/check.h"
 
 #define NKEYS 20000
 #define HELD 64
@@ -110,7 +111,6 @@ int main(void)
 	struct rcu_stats a, b;
 	struct ht_stats hs0, hs1;
 	pthread_t w;
-	int pass = 0, fail = 0;
 	char k[32];
 
 	rcu_register_thread();
@@ -138,15 +138,6 @@ int main(void)
 	       "corrupt %d\n",
 	       seen, nheld, gp_during_scan, atomic_load(&rounds_at_end), hs0.buckets, hs1.buckets,
 	       hs1.resizing, corrupt);
-#define CHECK(c, m)                                  \
-	do {                                         \
-		if (c) {                             \
-			pass++;                      \
-		} else {                             \
-			fail++;                      \
-			printf("FAIL: %s\n", m);     \
-		}                                    \
-	} while (0)
 	CHECK(corrupt == 0, "entries held by a sleeping scan were never freed under it");
 	CHECK(nheld == HELD && seen >= NKEYS, "the scan saw and held entries");
 	CHECK(gp_during_scan >= 5, "the flavor's grace periods went on during the scan");
@@ -157,6 +148,5 @@ int main(void)
 	      "replaced entries waited for the sleeping scan (none freed under it)");
 	ht_free(ht);
 	rcu_unregister_thread();
-	printf("%d passed, %d failed\n", pass, fail);
-	return fail ? 1 : 0;
+	return check_summary();
 }

@@ -3,7 +3,8 @@
  *
  * Built once per flavor (tests/tests.mk): -DRCU_FLAVOR_QSBR gives
  * test_rculist_qsbr, -DRCU_FLAVOR_MEMB gives test_rculist_memb.  Ends with
- * "N passed, M failed" and exits non-zero on any failure.
+ * "N passed, M failed, K skipped", one count per test (a tests/check.h case),
+ * and exits non-zero on any failure.
  *
  * Unit tests: one per primitive, single-threaded, checking links, order and
  * poisoning (Quick Quiz 7), plus two that involve a real reader thread: a
@@ -55,6 +56,7 @@
 
 #include "rcu/rcu.h"
 #include "rcu/rculist.h"
+#include "tests/check.h"
 
 #ifndef RCU_FLAVOR_NAME
 #error "build with -DRCU_FLAVOR_QSBR or -DRCU_FLAVOR_MEMB"
@@ -62,19 +64,9 @@
 
 /* --- runner ---------------------------------------------------------------- */
 
-static int n_passed, n_failed;
-static int cur_failed;
 /* Test names from the command line; none: every test. */
 static char **only;
 static int n_only, n_only_ran;
-
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			printf("  %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			cur_failed = 1;                                      \
-		}                                                            \
-	} while (0)
 
 static void run_test(const char *name, void (*fn)(void))
 {
@@ -87,14 +79,9 @@ static void run_test(const char *name, void (*fn)(void))
 			return;
 		n_only_ran++;
 	}
-	cur_failed = 0;
+	check_case_begin();
 	fn();
-	printf("%-4s %s.%s\n", cur_failed ? "FAIL" : "ok", name, RCU_FLAVOR_NAME);
-	fflush(stdout);
-	if (cur_failed)
-		n_failed++;
-	else
-		n_passed++;
+	check_case_end("%s.%s", name, RCU_FLAVOR_NAME);
 }
 
 /* --- elements ---------------------------------------------------------------- */
@@ -179,7 +166,8 @@ static int keys_are(const unsigned long *got, int n, const unsigned long *want, 
 		const unsigned long want_[] = { __VA_ARGS__ };              \
 		unsigned long got_[16];                                     \
 		int n_ = list_keys((head), got_, 16);                       \
-		CHECK(keys_are(got_, n_, want_, (int)(sizeof(want_) / sizeof(want_[0])))); \
+		CHECK(keys_are(got_, n_, want_, (int)(sizeof(want_) / sizeof(want_[0]))), \
+		      "list %s holds keys { %s }", #head, #__VA_ARGS__);          \
 	} while (0)
 
 #define HLIST_IS(head, ...)                                                 \
@@ -187,7 +175,8 @@ static int keys_are(const unsigned long *got, int n, const unsigned long *want, 
 		const unsigned long want_[] = { __VA_ARGS__ };              \
 		unsigned long got_[16];                                     \
 		int n_ = hlist_keys((head), got_, 16);                      \
-		CHECK(keys_are(got_, n_, want_, (int)(sizeof(want_) / sizeof(want_[0])))); \
+		CHECK(keys_are(got_, n_, want_, (int)(sizeof(want_) / sizeof(want_[0]))), \
+		      "hlist %s holds keys { %s }", #head, #__VA_ARGS__);         \
 	} while (0)
 
 /* Every prev link agrees with the next links: a well-formed circular list. */
@@ -228,33 +217,37 @@ static void t_list_plain(void)
 	struct elem *pos, *tmp;
 	int n = 0;
 
-	CHECK(list_empty(&h));
+	CHECK(list_empty(&h), "list_empty(&h)");
 	list_add(&b.l, &h);
 	list_add(&a.l, &h);
 	list_add_tail(&c.l, &h);
 	LIST_IS(&h, 1, 2, 3);
-	CHECK(!list_empty(&h));
-	CHECK(list_well_formed(&h));
-	CHECK(list_first_entry(&h, struct elem, l) == &a);
-	CHECK(list_last_entry(&h, struct elem, l) == &c);
+	CHECK(!list_empty(&h), "!list_empty(&h)");
+	CHECK(list_well_formed(&h), "list_well_formed(&h)");
+	CHECK(list_first_entry(&h, struct elem, l) == &a,
+	      "list_first_entry(&h, struct elem, l) == &a");
+	CHECK(list_last_entry(&h, struct elem, l) == &c,
+	      "list_last_entry(&h, struct elem, l) == &c");
 	list_for_each_entry(pos, &h, l)
 		n += (int)pos->key;
-	CHECK(n == 6);
+	CHECK(n == 6, "n == 6");
 	list_replace(&b.l, &d.l);
 	LIST_IS(&h, 1, 4, 3);
-	CHECK(list_well_formed(&h));
+	CHECK(list_well_formed(&h), "list_well_formed(&h)");
 	list_del(&d.l);
-	CHECK(d.l.next == RCU_LIST_POISON_NEXT && d.l.prev == RCU_LIST_POISON_PREV);
+	CHECK(d.l.next == RCU_LIST_POISON_NEXT && d.l.prev == RCU_LIST_POISON_PREV,
+	      "d.l.next == RCU_LIST_POISON_NEXT && d.l.prev == RCU_LIST_POISON_PREV");
 	LIST_IS(&h, 1, 3);
 	list_del_init(&a.l);
-	CHECK(list_empty(&a.l));
+	CHECK(list_empty(&a.l), "list_empty(&a.l)");
 	LIST_IS(&h, 3);
 	list_move_tail(&c.l, &a.l);
-	CHECK(list_empty(&h));
-	CHECK(list_first_entry(&a.l, struct elem, l) == &c);
+	CHECK(list_empty(&h), "list_empty(&h)");
+	CHECK(list_first_entry(&a.l, struct elem, l) == &c,
+	      "list_first_entry(&a.l, struct elem, l) == &c");
 	list_for_each_entry_safe(pos, tmp, &a.l, l)
 		list_del(&pos->l);
-	CHECK(list_empty(&a.l));
+	CHECK(list_empty(&a.l), "list_empty(&a.l)");
 }
 
 static void t_list_splice_plain(void)
@@ -266,15 +259,16 @@ static void t_list_splice_plain(void)
 	for (int i = 0; i < 4; i++)
 		e[i] = (struct elem){ .key = (unsigned long)i };
 	list_splice_init(&src, &dst); /* empty source: nothing happens */
-	CHECK(list_empty(&dst));
+	CHECK(list_empty(&dst), "list_empty(&dst)");
 	list_add_tail(&e[0].l, &src);
 	list_add_tail(&e[1].l, &src);
 	list_add_tail(&e[2].l, &dst);
 	list_add_tail(&e[3].l, &dst);
 	list_splice_init(&src, &dst);
 	LIST_IS(&dst, 0, 1, 2, 3);
-	CHECK(list_empty(&src));
-	CHECK(list_well_formed(&dst) && list_well_formed(&src));
+	CHECK(list_empty(&src), "list_empty(&src)");
+	CHECK(list_well_formed(&dst) && list_well_formed(&src),
+	      "list_well_formed(&dst) && list_well_formed(&src)");
 }
 
 static void t_list_add_rcu(void)
@@ -287,7 +281,7 @@ static void t_list_add_rcu(void)
 	list_add_tail_rcu(&d.l, &h);
 	list_add_rcu(&c.l, &b.l);       /* after a node, not only after the head */
 	LIST_IS(&h, 1, 2, 3, 4);
-	CHECK(list_well_formed(&h));
+	CHECK(list_well_formed(&h), "list_well_formed(&h)");
 }
 
 static void t_list_add_tail_rcu(void)
@@ -299,7 +293,7 @@ static void t_list_add_tail_rcu(void)
 	list_add_tail_rcu(&c.l, &h);
 	list_add_tail_rcu(&b.l, &c.l);  /* before a node */
 	LIST_IS(&h, 1, 2, 3);
-	CHECK(list_well_formed(&h));
+	CHECK(list_well_formed(&h), "list_well_formed(&h)");
 }
 
 static void t_list_del_rcu(void)
@@ -314,18 +308,18 @@ static void t_list_del_rcu(void)
 	list_add_tail_rcu(&c.l, &h);
 	list_del_rcu(&b.l);
 	LIST_IS(&h, 1, 3);
-	CHECK(list_well_formed(&h));
+	CHECK(list_well_formed(&h), "list_well_formed(&h)");
 	/* Quick Quiz 7: only prev is poisoned; next still leads onward. */
-	CHECK(b.l.prev == RCU_LIST_POISON_PREV);
-	CHECK(b.l.next == &c.l);
+	CHECK(b.l.prev == RCU_LIST_POISON_PREV, "b.l.prev == RCU_LIST_POISON_PREV");
+	CHECK(b.l.next == &c.l, "b.l.next == &c.l");
 	/* A reader standing on b walks on to c and then the head. */
 	pos = &b;
 	list_for_each_entry_continue_rcu_check(pos, &h, l, 1)
 		sum += pos->key;
-	CHECK(sum == 3);
+	CHECK(sum == 3, "sum == 3");
 	list_del_rcu(&a.l);
 	list_del_rcu(&c.l);
-	CHECK(list_empty(&h));
+	CHECK(list_empty(&h), "list_empty(&h)");
 }
 
 static void t_list_replace_rcu(void)
@@ -339,11 +333,12 @@ static void t_list_replace_rcu(void)
 	list_add_tail_rcu(&c.l, &h);
 	list_replace_rcu(&b.l, &n.l);
 	LIST_IS(&h, 1, 9, 3);
-	CHECK(list_well_formed(&h));
-	CHECK(b.l.prev == RCU_LIST_POISON_PREV && b.l.next == &c.l);
+	CHECK(list_well_formed(&h), "list_well_formed(&h)");
+	CHECK(b.l.prev == RCU_LIST_POISON_PREV && b.l.next == &c.l,
+	      "b.l.prev == RCU_LIST_POISON_PREV && b.l.next == &c.l");
 	list_replace_rcu(&c.l, &m.l);   /* the last node */
 	LIST_IS(&h, 1, 9, 8);
-	CHECK(list_well_formed(&h));
+	CHECK(list_well_formed(&h), "list_well_formed(&h)");
 }
 
 /* A sync function for list_splice_init_rcu() that checks what a reader on the
@@ -375,7 +370,7 @@ static void t_list_splice_init_rcu(void)
 	splice_syncs = 0;
 	splice_last = NULL;
 	list_splice_init_rcu(&src, &dst, splice_check_sync);
-	CHECK(splice_syncs == 0); /* an empty source needs no grace period */
+	CHECK(splice_syncs == 0, "an empty source needs no grace period");
 
 	list_add_tail_rcu(&e[2].l, &dst);
 	list_add_tail_rcu(&e[3].l, &dst);
@@ -383,20 +378,22 @@ static void t_list_splice_init_rcu(void)
 	list_add_tail_rcu(&e[1].l, &src);
 	splice_last = &e[1];
 	list_splice_init_rcu(&src, &dst, splice_check_sync);
-	CHECK(splice_syncs == 1);
-	CHECK(splice_ok);
+	CHECK(splice_syncs == 1, "splice_syncs == 1");
+	CHECK(splice_ok, "splice_ok");
 	LIST_IS(&dst, 0, 1, 2, 3);
-	CHECK(list_empty(&src));
-	CHECK(list_well_formed(&dst) && list_well_formed(&src));
+	CHECK(list_empty(&src), "list_empty(&src)");
+	CHECK(list_well_formed(&dst) && list_well_formed(&src),
+	      "list_well_formed(&dst) && list_well_formed(&src)");
 
 	list_add_tail_rcu(&e[4].l, &src);
 	list_add_tail_rcu(&e[5].l, &src);
 	splice_last = &e[5];
 	list_splice_tail_init_rcu(&src, &dst, splice_check_sync);
-	CHECK(splice_syncs == 2);
-	CHECK(splice_ok);
+	CHECK(splice_syncs == 2, "splice_syncs == 2");
+	CHECK(splice_ok, "splice_ok");
 	LIST_IS(&dst, 0, 1, 2, 3, 4, 5);
-	CHECK(list_well_formed(&dst) && list_empty(&src));
+	CHECK(list_well_formed(&dst) && list_empty(&src),
+	      "list_well_formed(&dst) && list_empty(&src)");
 
 	/* With the real grace period too. */
 	list_del_rcu(&e[0].l);
@@ -405,7 +402,8 @@ static void t_list_splice_init_rcu(void)
 	list_add_tail_rcu(&e[1].l, &src);
 	list_splice_init_rcu(&src, &dst, synchronize_rcu);
 	LIST_IS(&dst, 0, 1, 2, 3, 4, 5);
-	CHECK(list_well_formed(&dst) && list_empty(&src));
+	CHECK(list_well_formed(&dst) && list_empty(&src),
+	      "list_well_formed(&dst) && list_empty(&src)");
 }
 
 /* Runs fn(arg) on a registered thread inside a read-side section, so that
@@ -433,7 +431,8 @@ static void as_reader(void (*fn)(void *), void *arg)
 	struct reader_call c = { fn, arg };
 	pthread_t t;
 
-	CHECK(pthread_create(&t, NULL, reader_call_thread, &c) == 0);
+	CHECK(pthread_create(&t, NULL, reader_call_thread, &c) == 0,
+	      "pthread_create(&t, NULL, reader_call_thread, &c) == 0");
 	pthread_join(t, NULL);
 }
 
@@ -456,10 +455,10 @@ static void t_list_first_or_null_rcu(void)
 	struct first_arg fa = { .h = &h };
 
 	as_reader(first_or_null, &fa);
-	CHECK(fa.got == NULL);
+	CHECK(fa.got == NULL, "fa.got == NULL");
 	list_add_rcu(&a.l, &h);
 	as_reader(first_or_null, &fa);
-	CHECK(fa.got == &a);
+	CHECK(fa.got == &a, "fa.got == &a");
 }
 
 static void t_hlist_plain(void)
@@ -471,30 +470,32 @@ static void t_hlist_plain(void)
 	int n = 0;
 
 	INIT_HLIST_NODE(&a.h);
-	CHECK(hlist_unhashed(&a.h));
-	CHECK(hlist_empty(&h));
+	CHECK(hlist_unhashed(&a.h), "hlist_unhashed(&a.h)");
+	CHECK(hlist_empty(&h), "hlist_empty(&h)");
 	hlist_add_head(&c.h, &h);
 	hlist_add_head(&b.h, &h);
 	hlist_add_head(&a.h, &h);
-	CHECK(!hlist_unhashed(&a.h) && !hlist_empty(&h));
+	CHECK(!hlist_unhashed(&a.h) && !hlist_empty(&h),
+	      "!hlist_unhashed(&a.h) && !hlist_empty(&h)");
 	HLIST_IS(&h, 1, 2, 3);
-	CHECK(hlist_well_formed(&h));
+	CHECK(hlist_well_formed(&h), "hlist_well_formed(&h)");
 	hlist_for_each_entry(pos, &h, h)
 		n += (int)pos->key;
-	CHECK(n == 6);
+	CHECK(n == 6, "n == 6");
 	hlist_del(&b.h);
-	CHECK(b.h.next == RCU_LIST_POISON_NEXT && (void *)b.h.pprev == RCU_LIST_POISON_PREV);
+	CHECK(b.h.next == RCU_LIST_POISON_NEXT && (void *)b.h.pprev == RCU_LIST_POISON_PREV,
+	      "b.h.next == RCU_LIST_POISON_NEXT && (void *)b.h.pprev == RCU_LIST_POISON_PREV");
 	HLIST_IS(&h, 1, 3);
 	hlist_del_init(&a.h);
-	CHECK(hlist_unhashed(&a.h));
+	CHECK(hlist_unhashed(&a.h), "hlist_unhashed(&a.h)");
 	hlist_del_init(&a.h); /* unhashed: a no-op */
 	HLIST_IS(&h, 3);
-	CHECK(hlist_well_formed(&h));
+	CHECK(hlist_well_formed(&h), "hlist_well_formed(&h)");
 	hlist_for_each_entry_safe(pos, tmp, &h, h)
 		hlist_del_init(&pos->h);
-	CHECK(hlist_empty(&h));
+	CHECK(hlist_empty(&h), "hlist_empty(&h)");
 	INIT_HLIST_HEAD(&h);
-	CHECK(hlist_empty(&h));
+	CHECK(hlist_empty(&h), "hlist_empty(&h)");
 }
 
 static int hlist_accessors_ok;
@@ -518,9 +519,9 @@ static void t_hlist_add_head_rcu(void)
 	hlist_add_head_rcu(&b.h, &h);
 	hlist_add_head_rcu(&a.h, &h);
 	HLIST_IS(&h, 1, 2);
-	CHECK(hlist_well_formed(&h));
+	CHECK(hlist_well_formed(&h), "hlist_well_formed(&h)");
 	as_reader(hlist_accessors, &h);
-	CHECK(hlist_accessors_ok);
+	CHECK(hlist_accessors_ok, "hlist_accessors_ok");
 }
 
 static void t_hlist_add_before_rcu(void)
@@ -532,7 +533,7 @@ static void t_hlist_add_before_rcu(void)
 	hlist_add_before_rcu(&a.h, &c.h); /* before the first: becomes first */
 	hlist_add_before_rcu(&b.h, &c.h); /* in the middle */
 	HLIST_IS(&h, 1, 2, 3);
-	CHECK(hlist_well_formed(&h));
+	CHECK(hlist_well_formed(&h), "hlist_well_formed(&h)");
 }
 
 static void t_hlist_add_behind_rcu(void)
@@ -545,7 +546,7 @@ static void t_hlist_add_behind_rcu(void)
 	hlist_add_behind_rcu(&b.h, &a.h);  /* in the middle */
 	hlist_add_after_rcu(&c.h, &d.h);   /* the article's spelling: (prev, new) */
 	HLIST_IS(&h, 1, 2, 3, 4);
-	CHECK(hlist_well_formed(&h));
+	CHECK(hlist_well_formed(&h), "hlist_well_formed(&h)");
 }
 
 static void t_hlist_del_rcu(void)
@@ -560,18 +561,19 @@ static void t_hlist_del_rcu(void)
 	hlist_add_head_rcu(&a.h, &h);
 	hlist_del_rcu(&b.h);
 	HLIST_IS(&h, 1, 3);
-	CHECK(hlist_well_formed(&h));
-	CHECK((void *)b.h.pprev == RCU_LIST_POISON_PREV);
-	CHECK(b.h.next == &c.h);   /* Quick Quiz 7: next left for readers */
-	CHECK(!hlist_unhashed(&b.h));
+	CHECK(hlist_well_formed(&h), "hlist_well_formed(&h)");
+	CHECK((void *)b.h.pprev == RCU_LIST_POISON_PREV,
+	      "(void *)b.h.pprev == RCU_LIST_POISON_PREV");
+	CHECK(b.h.next == &c.h, "Quick Quiz 7: next left for readers");
+	CHECK(!hlist_unhashed(&b.h), "!hlist_unhashed(&b.h)");
 	pos = &b;
 	hlist_for_each_entry_continue_rcu_check(pos, h, 1)
 		sum += pos->key;
-	CHECK(sum == 3);
+	CHECK(sum == 3, "sum == 3");
 	hlist_del_rcu(&a.h);       /* the first node */
 	HLIST_IS(&h, 3);
 	hlist_del_init_rcu(&c.h);  /* the last node, marked unhashed */
-	CHECK(hlist_unhashed(&c.h) && hlist_empty(&h));
+	CHECK(hlist_unhashed(&c.h) && hlist_empty(&h), "hlist_unhashed(&c.h) && hlist_empty(&h)");
 	hlist_del_init_rcu(&c.h);  /* unhashed: a no-op */
 }
 
@@ -586,11 +588,12 @@ static void t_hlist_replace_rcu(void)
 	hlist_add_head_rcu(&a.h, &h);
 	hlist_replace_rcu(&b.h, &y.h);
 	HLIST_IS(&h, 1, 8, 3);
-	CHECK((void *)b.h.pprev == RCU_LIST_POISON_PREV && b.h.next == &c.h);
+	CHECK((void *)b.h.pprev == RCU_LIST_POISON_PREV && b.h.next == &c.h,
+	      "(void *)b.h.pprev == RCU_LIST_POISON_PREV && b.h.next == &c.h");
 	hlist_replace_rcu(&a.h, &x.h);   /* the first */
 	hlist_replace_rcu(&c.h, &z.h);   /* the last */
 	HLIST_IS(&h, 7, 8, 9);
-	CHECK(hlist_well_formed(&h));
+	CHECK(hlist_well_formed(&h), "hlist_well_formed(&h)");
 }
 
 /* --- unit tests with a real reader thread --------------------------------- */
@@ -649,13 +652,14 @@ static void t_list_del_rcu_reader(void)
 		e[i] = (struct elem){ .key = (unsigned long)(i + 1) };
 		list_add_tail_rcu(&e[i].l, &h);
 	}
-	CHECK(pthread_create(&t, NULL, stand_reader, &a) == 0);
+	CHECK(pthread_create(&t, NULL, stand_reader, &a) == 0,
+	      "pthread_create(&t, NULL, stand_reader, &a) == 0");
 	wait_phase(&a.phase, 1);
 	list_del_rcu(&e[1].l);
 	list_del_rcu(&e[2].l);           /* the reader's successor goes too */
 	atomic_store(&a.phase, 2);
 	pthread_join(t, NULL);
-	CHECK(a.sum == 7);               /* e[1] -> e[2] -> e[3] -> head */
+	CHECK(a.sum == 7, "e[1] -> e[2] -> e[3] -> head");
 	synchronize_rcu();
 	LIST_IS(&h, 1, 4);
 }
@@ -691,21 +695,23 @@ static void t_list_splice_waits_for_reader(void)
 	}
 	e[3] = (struct elem){ .key = 100 };
 	list_add_tail_rcu(&e[3].l, &dst);
-	CHECK(pthread_create(&rt, NULL, stand_reader, &a) == 0);
+	CHECK(pthread_create(&rt, NULL, stand_reader, &a) == 0,
+	      "pthread_create(&rt, NULL, stand_reader, &a) == 0");
 	wait_phase(&a.phase, 1);
-	CHECK(pthread_create(&st, NULL, splicer, &s) == 0);
+	CHECK(pthread_create(&st, NULL, splicer, &s) == 0,
+	      "pthread_create(&st, NULL, splicer, &s) == 0");
 	/* However long we wait here, the splice must not finish. */
 	for (int i = 0; i < 200 && !list_empty(&src); i++)
 		usleep(500);
 	usleep(20000);
-	CHECK(list_empty(&src));         /* the source was emptied first ... */
-	CHECK(!atomic_load(&s.done));    /* ... but the body is not moved yet */
-	CHECK(rcu_access_pointer(dst.next) == &e[3].l);
+	CHECK(list_empty(&src), "the source was emptied first ...");
+	CHECK(!atomic_load(&s.done), "... but the body is not moved yet");
+	CHECK(rcu_access_pointer(dst.next) == &e[3].l, "rcu_access_pointer(dst.next) == &e[3].l");
 	atomic_store(&a.phase, 2);
 	pthread_join(rt, NULL);
 	pthread_join(st, NULL);
-	CHECK(a.sum == 5);               /* e[1], e[2], then back at src: stop */
-	CHECK(a.steps == 2);
+	CHECK(a.sum == 5, "e[1], e[2], then back at src: stop");
+	CHECK(a.steps == 2, "a.steps == 2");
 	LIST_IS(&dst, 1, 2, 3, 100);
 }
 
@@ -1254,8 +1260,10 @@ static void t_torture(void)
 	rcu_get_stats(&st0);
 	torture_setup();
 	for (int i = 0; i < READERS; i++)
-		CHECK(pthread_create(&rd[i], NULL, torture_reader, NULL) == 0);
-	CHECK(pthread_create(&wr, NULL, torture_writer, &w) == 0);
+		CHECK(pthread_create(&rd[i], NULL, torture_reader, NULL) == 0,
+		      "pthread_create(&rd[i], NULL, torture_reader, NULL) == 0");
+	CHECK(pthread_create(&wr, NULL, torture_writer, &w) == 0,
+	      "pthread_create(&wr, NULL, torture_writer, &w) == 0");
 	pthread_join(wr, NULL);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < READERS; i++)
@@ -1284,14 +1292,17 @@ static void t_torture(void)
 	       atomic_load(&err_kind[ERR_RECLAIMED]), atomic_load(&err_kind[ERR_GARBAGE]),
 	       atomic_load(&err_kind[ERR_AGED]), atomic_load(&err_kind[ERR_OTHER]));
 
-	CHECK(atomic_load(&errors) == 0);
-	CHECK(atomic_load(&n_cb) == n_call_rcu);   /* rcu_barrier() waited for all */
+	CHECK(atomic_load(&errors) == 0, "readers saw %lu errors", atomic_load(&errors));
+	CHECK(atomic_load(&n_cb) == n_call_rcu, "rcu_barrier() waited for all: %lu of %lu callbacks ran",
+	      atomic_load(&n_cb), n_call_rcu);
 	/* Report what was exercised, and fail if something never happened. */
 	for (int k = 0; k < OP_NKINDS; k++)
-		CHECK(op_count[k] > 0);
+		CHECK(op_count[k] > 0, "the writer never ran %s", op_names[k]);
 	CHECK(atomic_load(&n_trav_l) > 0 && atomic_load(&n_trav_h) > 0 &&
-	      atomic_load(&n_trav_s) > 0);
-	CHECK(st1.gp_completed > st0.gp_completed);
+	      atomic_load(&n_trav_s) > 0,
+	      "readers traversed L, H and S (%lu, %lu, %lu times)", atomic_load(&n_trav_l),
+	      atomic_load(&n_trav_h), atomic_load(&n_trav_s));
+	CHECK(st1.gp_completed > st0.gp_completed, "grace periods completed during the torture");
 }
 
 /* ====================================================================== */
@@ -1341,10 +1352,8 @@ int main(int argc, char **argv)
 	run_test("torture", t_torture);
 
 	if (n_only_ran != n_only) { /* a name that matches no test is a failure */
-		printf("FAIL %d of the %d test names given match no test\n", n_only - n_only_ran,
-		       n_only);
-		n_failed++;
+		CHECK(false, "%d of the %d test names given match no test", n_only - n_only_ran,
+		      n_only);
 	}
-	printf("%d passed, %d failed\n", n_passed, n_failed);
-	return n_failed ? 1 : 0;
+	return check_summary();
 }

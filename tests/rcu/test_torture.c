@@ -25,6 +25,7 @@
 
 #include "rcu/poison.h"
 #include "rcu/rcu.h"
+#include "tests/check.h"
 
 #define NSLOTS 16
 #define NREADERS 3
@@ -220,7 +221,6 @@ int main(void)
 	double secs = env ? atof(env) : 3.0;
 	pthread_t r[NREADERS], u[3];
 	struct rcu_stats st;
-	int failed = 0, passed = 0;
 
 	for (int i = 0; i < NSLOTS; i++)
 		slots[i] = elem_new();
@@ -248,15 +248,6 @@ int main(void)
 	       RCU_FLAVOR_NAME, rcu_has_membarrier ? "on" : "off", secs, atomic_load(&reads),
 	       atomic_load(&updates_sync), atomic_load(&updates_cb), atomic_load(&updates_poll),
 	       st.gp_completed, st.cb_invoked, st.cb_pending_hwm, atomic_load(&errors));
-#define CHECK(cond, what)                                          \
-	do {                                                       \
-		if (cond) {                                        \
-			passed++;                                  \
-		} else {                                           \
-			failed++;                                  \
-			printf("FAIL: %s\n", what);                \
-		}                                                  \
-	} while (0)
 	CHECK(atomic_load(&errors) == 0, "readers saw no freed or stale element");
 	CHECK(atomic_load(&updates_sync) >= 20, "enough synchronize_rcu() updates");
 	CHECK(atomic_load(&updates_cb) >= 1000, "enough call_rcu() updates");
@@ -264,6 +255,5 @@ int main(void)
 	CHECK(st.gp_completed >= 20, "enough grace periods");
 	CHECK(st.cb_invoked == atomic_load(&updates_cb), "every callback ran after rcu_barrier()");
 	CHECK(atomic_load(&reads) >= 1000, "enough reads");
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }

@@ -10,26 +10,15 @@
  *      p0 of 5 us -> 4.992; 0 -> 0.001);
  *   3. the rank rule (p / 100 * n + 0.5, at least 1) on known sets;
  *   4. percentile names as Redis prints them (50, 99.9, 33.333333, 100).
- * Ends with "N passed, M failed".
+ * Ends with "N passed, M failed, K skipped" (tests/check.h).
  */
 #include "server/lathist.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int passed, failed;
+#include "tests/check.h"
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			passed++;                                                                  \
-		} else {                                                                           \
-			failed++;                                                                  \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
 
 static unsigned long long h[LATHIST_LEN];
 static unsigned long long total;
@@ -166,6 +155,5 @@ int main(void)
 	fmt(33.3333333333, "33.333333");
 	fmt(99.9999999, "100");
 	fmt(99.999, "99.999");
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }

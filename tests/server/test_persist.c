@@ -49,32 +49,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static int passed, failed, skipped;
+#include "tests/check.h"
+
 static const char *server_bin;
 static char base_dir[128];
 static double load_seconds = 1.0;
 static long sweep_keys = 20000;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			passed++;                                                                  \
-		} else {                                                                           \
-			failed++;                                                                  \
-			printf("FAIL %s:%d: ", __func__, __LINE__);                                \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
-
-/* A check that cannot be made here: said so, and counted apart from passes. */
-#define SKIP(...)                                                                                  \
-	do {                                                                                       \
-		skipped++;                                                                         \
-		printf("SKIP %s:%d: ", __func__, __LINE__);                                        \
-		printf(__VA_ARGS__);                                                               \
-		printf("\n");                                                                      \
-	} while (0)
 
 static double now_s(void)
 {
@@ -2022,8 +2002,8 @@ int main(int argc, char **argv)
 	snprintf(bin, sizeof(bin), "%s/rcukv-server", b);
 	server_bin = bin;
 	if (access(server_bin, X_OK) != 0) {
-		printf("%s not built\n0 passed, 1 failed, 0 skipped\n", server_bin);
-		return 1;
+		CHECK(false, "%s not built", server_bin);
+		return check_summary();
 	}
 	snprintf(base_dir, sizeof(base_dir), "/tmp/rcukv-test-persist.%d", (int)getpid());
 	mkdir(base_dir, 0755);
@@ -2050,6 +2030,5 @@ int main(int argc, char **argv)
 		free(ref[i].key);
 		free(ref[i].val);
 	}
-	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-	return failed ? 1 : 0;
+	return check_summary();
 }

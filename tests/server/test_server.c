@@ -47,34 +47,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static int passed, failed, skipped;
+#include "tests/check.h"
+
 static const char *host = "127.0.0.1";
 static int port;
 static pid_t server_pid;
 static const char *server_path;
 static const char *variant_dir;
 static int quick;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			passed++;                                                                  \
-		} else {                                                                           \
-			failed++;                                                                  \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
-
-/* A check that cannot be made here: said so, and counted apart from passes. */
-#define SKIP(...)                                                                                  \
-	do {                                                                                       \
-		skipped++;                                                                         \
-		printf("SKIP %s:%d: ", __FILE__, __LINE__);                                        \
-		printf(__VA_ARGS__);                                                               \
-		printf("\n");                                                                      \
-	} while (0)
 
 /* ------------------------------------------------------------ sockets */
 
@@ -1756,9 +1736,8 @@ int main(int argc, char **argv)
 			server_pid = spawn(args, logpath);
 		}
 		if (wait_up(port, server_pid) < 0) {
-			printf("cannot start %s on port %d\n", server_path, port);
-			printf("0 passed, 1 failed, 0 skipped\n");
-			return 1;
+			CHECK(false, "cannot start %s on port %d", server_path, port);
+			return check_summary();
 		}
 		spawned = 1;
 		printf("started %s on port %d (pid %d)\n", server_path, port, (int)server_pid);
@@ -1782,8 +1761,7 @@ int main(int argc, char **argv)
 			CHECK(wait_exit(server_pid, 10000) == 0, "SHUTDOWN: exit status");
 			unlink(logpath);
 		}
-		printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-		return failed ? 1 : 0;
+		return check_summary();
 	}
 	if (!record) {
 		test_pipeline();
@@ -1826,6 +1804,5 @@ int main(int argc, char **argv)
 			test_graceful(0);
 		}
 	}
-	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-	return failed ? 1 : 0;
+	return check_summary();
 }

@@ -1,21 +1,14 @@
 /*
- * evict.c - the cache tier: maxmemory accounting, eviction under the eight
+ * evict.c - the cache tier: maxmemory enforcement, eviction under the eight
  * maxmemory-policy values, the LRU/LFU access clock of the table, and the
- * MEMORY and OBJECT commands.
+ * MEMORY and OBJECT commands (the figures they print are mem.c's).
  *
- * Used memory.  What the allocator says is allocated: jemalloc's
- * "stats.allocated" (after an "epoch" refresh), the sanitizer allocator's
- * count in asan/tsan builds, mallinfo2() with plain libc.  Entries replaced or
- * removed but still waiting for a grace period are still allocated, so memory
- * waiting for reclamation counts against maxmemory with no extra bookkeeping,
- * and so do client buffers, as in Redis; the one exception is evicted entries
- * still waiting for their grace period (e_out below), which eviction must not
- * evict for a second time.  Refreshing the allocator's
- * statistics costs microseconds, so commands read a cached figure
- * (mem_est) that is refreshed when it is older than MEM_REFRESH_US and
- * lowered by what each eviction frees; the cron refreshes it too.  Between
- * refreshes the figure may lag by what one millisecond of writes allocates:
- * the "small margin" over maxmemory.
+ * Used memory.  server/mem.c measures it (mem.h): the allocator's figure
+ * less the evicted bytes still waiting for their grace period, cached and
+ * refreshed every millisecond; this file asks mem_used_estimate() before a
+ * command, refreshes it (mem_used_refresh()) when a pass starts from the cron
+ * or CONFIG SET, lowers it by what a pass frees (mem_used_sub()) and hands
+ * mem.c what a pass evicted (mem_evicted_add()).
  *
  * Eviction.  As Redis's processCommand: before every command, when maxmemory
  * is set and the figure is over it, the worker evicts until it has freed the
@@ -37,8 +30,9 @@
  *
  * Concurrency.  ev_lock serializes evictors (workers, cron) and owns the
  * pool and the sampling seed; it nests outside the table's stripe mutexes
- * (ht_rmw) and inside nothing.  Callers are registered QSBR threads, online:
- * sampled entries stay valid until their next quiescent state.  Counters are
+ * (ht_rmw) and mem.c's mem_lock, and inside nothing.  Callers are registered
+ * QSBR threads, online: sampled entries stay valid until their next quiescent
+ * state.  Counters are
  * relaxed atomics.
  *
  * Tested by tests/server/test_cache.sh (policies, OOM, limits under a write
@@ -48,39 +42,18 @@
 #define RCU_FLAVOR_QSBR
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
+#include "server/mem.h"
 #include "server/server_internal.h"
 
 #include <limits.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-#include <jemalloc/jemalloc.h>
-/*
- * One arena instead of jemalloc's default four per CPU.  Entries are
- * allocated by the workers and freed by whichever thread ends their grace
- * period (a writer, the callback thread, the reclaimer): with several arenas
- * the freed regions are scattered over partly used slabs of each, and in an
- * overwrite flood of 1M keys RSS grew 36% in 24 s while allocated stayed flat
- * (allocator.active grew with it); with two arenas 23% in 30 s; with one it
- * stayed flat (bench-memory, memory.flood_rss_growth).  Small objects come
- * from the threads' caches, so SET/GET -P 16 throughput did not change in an
- * A/B of 3 runs each.  The MALLOC_CONF environment variable still overrides.
- */
-const char *malloc_conf = "narenas:1";
-#elif defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define EVICT_SANITIZER_ALLOC 1
-size_t __sanitizer_get_current_allocated_bytes(void); /* libasan / libtsan */
-#endif
-
 #define EVPOOL_SIZE 16
 #define EVPOOL_KEY_CACHE 255	/* longer keys are copied into a fresh buffer */
-#define MEM_REFRESH_US 1000	/* cached used-memory figure: at most this old */
 #define EVICT_CMD_BUDGET_US 500 /* eviction work per command (Redis: tenacity 10) */
 #define LRU_UNIT_MS 10		/* LRU clock resolution */
-#define BUCKET_SHARE 8		/* bytes of bucket array per key, roughly */
 
 struct pool_ent {
 	uint64_t score; /* higher = evict first */
@@ -95,123 +68,10 @@ static int npool;				 /* ev_lock */
 static uint64_t ev_seed = 0x9e3779b97f4a7c15ULL; /* ev_lock */
 static long long exceeded_since_ms;		 /* ev_lock; 0 = under the limit */
 
-static _Atomic size_t mem_est;	     /* cached used memory */
-static _Atomic long long mem_est_us; /* when it was measured */
-static _Atomic int mem_refreshing;   /* one refresher at a time */
 static _Atomic unsigned long long evicted_keys, evicted_base;
 static _Atomic unsigned long long exceeded_total_ms;
 static _Atomic long long exceeded_since_pub; /* copy of exceeded_since_ms for INFO */
 static _Atomic int lfu_mode;		     /* the table's words are LFU words */
-static size_t startup_mem; /* allocated once started: evict_startup_done(), main thread, before
-			    * any client; read-only after */
-
-/* ------------------------------------------------------------ memory */
-
-size_t evict_mem_allocated(void)
-{
-#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-	uint64_t epoch = 1;
-	size_t sz = sizeof(epoch), allocated = 0, asz = sizeof(allocated);
-
-	mallctl("epoch", &epoch, &sz, &epoch, sz);
-	if (mallctl("stats.allocated", &allocated, &asz, NULL, 0) == 0)
-		return allocated;
-	return 0;
-#elif defined(EVICT_SANITIZER_ALLOC)
-	return __sanitizer_get_current_allocated_bytes();
-#else
-	struct mallinfo2 mi = mallinfo2();
-
-	return mi.uordblks + mi.hblkhd;
-#endif
-}
-
-/*
- * Evicted memory in flight.  An evicted entry is still allocated until its
- * grace period ends and it is freed; counting it as used would make the next
- * measurement evict again for memory already on its way back, and under a
- * fast loop of measurements evict everything.  So each eviction pass adds
- * what it evicted to e_out; used memory for maxmemory = allocated - e_out.
- * The table
- * counts the bytes it has retired (R) and freed (F) (ht_reclaim_progress());
- * whatever is freed is taken to be evictions and other garbage in proportion
- * (e_out shrinks by the freed share of all garbage outstanding), and e_out
- * never exceeds R - F, what really waits.  INFO memory shows it as
- * mem_not_counted_for_evict.  Garbage of overwrites and deletes
- * is not "in flight" in this sense: it counts against the limit like any
- * memory waiting for a grace period.  ev_lock.
- */
-static size_t e_out, last_f;	    /* ev_lock */
-static _Atomic size_t inflight_pub; /* last computed, for lock-free readers */
-
-static size_t inflight_now(void)
-{
-	size_t retired, freed, gprev;
-
-	ht_reclaim_progress(db_table(), &retired, &freed);
-	gprev = retired - last_f; /* outstanding then, plus retired since */
-	if (freed != last_f && gprev)
-		e_out -= (size_t)((double)e_out * (double)(freed - last_f) / (double)gprev);
-	last_f = freed;
-	if (e_out > retired - freed)
-		e_out = retired - freed;
-	atomic_store_explicit(&inflight_pub, e_out, memory_order_relaxed);
-	return e_out;
-}
-
-static void inflight_mark(size_t bytes)
-{
-	inflight_now(); /* account what was freed before this pass's entries */
-	e_out += bytes;
-}
-
-static size_t mem_refresh(void)
-{
-	size_t used = evict_mem_allocated(), inflight;
-
-	if (pthread_mutex_trylock(&ev_lock) == 0) {
-		inflight = inflight_now();
-		pthread_mutex_unlock(&ev_lock);
-	} else {
-		inflight = atomic_load_explicit(&inflight_pub, memory_order_relaxed);
-	}
-	used = used > inflight ? used - inflight : 0;
-
-	atomic_store_explicit(&mem_est, used, memory_order_relaxed);
-	atomic_store_explicit(&mem_est_us, util_ustime(), memory_order_relaxed);
-	return used;
-}
-
-/* The cached figure, refreshed by one caller when older than MEM_REFRESH_US. */
-static size_t mem_estimate(void)
-{
-	long long now = util_ustime();
-
-	if (now - atomic_load_explicit(&mem_est_us, memory_order_relaxed) > MEM_REFRESH_US &&
-	    !atomic_exchange_explicit(&mem_refreshing, 1, memory_order_acquire)) {
-		size_t used = mem_refresh();
-
-		/* Release: pairs with the acquire exchange of the next refresher. */
-		atomic_store_explicit(&mem_refreshing, 0, memory_order_release);
-		return used;
-	}
-	return atomic_load_explicit(&mem_est, memory_order_relaxed);
-}
-
-static void mem_est_sub(size_t n)
-{
-	size_t cur = atomic_load_explicit(&mem_est, memory_order_relaxed);
-
-	while (!atomic_compare_exchange_weak_explicit(&mem_est, &cur, cur > n ? cur - n : 0,
-						      memory_order_relaxed, memory_order_relaxed))
-		;
-}
-
-/* Bytes an entry holds: its allocation's size class plus its bucket share. */
-static size_t entry_footprint(const struct ht_entry *e)
-{
-	return malloc_usable_size((void *)e) + BUCKET_SHARE;
-}
 
 /* ------------------------------------------------------------ clock */
 
@@ -266,7 +126,7 @@ void evict_config_changed(void)
 	clock_tick();
 	pool_clear(); /* scores of another policy do not compare */
 	pthread_mutex_unlock(&ev_lock);
-	mem_refresh();
+	mem_used_refresh();
 }
 
 void evict_rcu_limit_set(void)
@@ -279,12 +139,6 @@ void evict_init(void)
 {
 	evict_rcu_limit_set();
 	evict_config_changed();
-	startup_mem = evict_mem_allocated();
-}
-
-void evict_startup_done(void)
-{
-	startup_mem = evict_mem_allocated();
 }
 
 void evict_fini(void)
@@ -378,7 +232,7 @@ static int evdel_fn(struct ht_rmw *r, void *arg)
 		return HT_RMW_KEEP;
 	if (d->volatile_only && ht_entry_expire(r->old) == HT_NO_EXPIRE)
 		return HT_RMW_KEEP;
-	d->bytes = entry_footprint(r->old);
+	d->bytes = mem_entry_footprint(r->old);
 	evicted_req_bytes += ht_entry_size(r->old);
 	return HT_RMW_DELETE;
 }
@@ -484,15 +338,7 @@ static int evict_perform(long long mm, long long budget_us, int fresh)
 	unsigned long keys = 0;
 
 	pthread_mutex_lock(&ev_lock);
-	if (fresh) {
-		size_t alloc = evict_mem_allocated(), inflight = inflight_now();
-
-		used = alloc > inflight ? alloc - inflight : 0;
-		atomic_store_explicit(&mem_est, used, memory_order_relaxed);
-		atomic_store_explicit(&mem_est_us, util_ustime(), memory_order_relaxed);
-	} else {
-		used = atomic_load_explicit(&mem_est, memory_order_relaxed);
-	}
+	used = fresh ? mem_used_refresh() : mem_used_cached();
 	if (used <= (size_t)mm) {
 		exceeded_note(0);
 		pthread_mutex_unlock(&ev_lock);
@@ -519,11 +365,11 @@ static int evict_perform(long long mm, long long budget_us, int fresh)
 		if ((++keys & 15) == 0 && util_ustime() - start > budget_us)
 			break;
 	}
-	mem_est_sub(freed);
+	mem_used_sub(freed);
 	if (freed >= tofree)
 		exceeded_note(0);
 	if (keys)
-		inflight_mark(evicted_req_bytes);
+		mem_evicted_add(evicted_req_bytes);
 	evicted_req_bytes = 0;
 	pthread_mutex_unlock(&ev_lock);
 	return ret;
@@ -533,7 +379,7 @@ int evict_before_command(void)
 {
 	long long mm = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed);
 
-	if (!mm || mem_estimate() <= (size_t)mm)
+	if (!mm || mem_used_estimate() <= (size_t)mm)
 		return 0;
 	return evict_perform(mm, EVICT_CMD_BUDGET_US, 0);
 }
@@ -567,7 +413,7 @@ void evict_cron(void)
 void evict_maxmemory_set(void)
 {
 	long long mm = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed);
-	size_t used = mem_refresh();
+	size_t used = mem_used_refresh();
 
 	if (!mm || used <= (size_t)mm) {
 		pthread_mutex_lock(&ev_lock);
@@ -588,11 +434,6 @@ unsigned long long evict_evicted_keys(void)
 {
 	return atomic_load_explicit(&evicted_keys, memory_order_relaxed) -
 	       atomic_load_explicit(&evicted_base, memory_order_relaxed);
-}
-
-size_t evict_not_counted(void)
-{
-	return atomic_load_explicit(&inflight_pub, memory_order_relaxed);
 }
 
 void evict_reset_stats(void)
@@ -733,61 +574,7 @@ static void memory_usage(struct conn *c, int argc)
 		}
 	}
 	if ((e = lookup_notouch(c, 2)))
-		reply_int(c, (long long)entry_footprint(e));
-}
-
-static void allocator_figures(size_t *allocated, size_t *active, size_t *resident)
-{
-	*allocated = evict_mem_allocated(); /* also refreshes jemalloc's "epoch" */
-	*active = *resident = *allocated;
-#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-	{
-		size_t sz = sizeof(size_t);
-
-		mallctl("stats.active", active, &sz, NULL, 0);
-		sz = sizeof(size_t);
-		mallctl("stats.resident", resident, &sz, NULL, 0);
-	}
-#endif
-}
-
-static double ratio(size_t a, size_t b)
-{
-	return b ? (double)a / (double)b : 0.0;
-}
-
-/*
- * One snapshot of the figures, with Redis 7.0's formulas
- * (getMemoryOverheadData()): the dataset is what the table's entries take
- * (db_entry_bytes()), the overhead everything else; percentages of the peak
- * and of the memory used since start-up (at least 1 byte, as Redis); the
- * allocator's fragmentation = active / allocated, its RSS share = resident /
- * active, the process's RSS overhead = RSS / resident, and the whole
- * fragmentation = RSS / used.  Without jemalloc, active = resident = used.
- */
-void evict_mem_figures(struct mem_figures *m)
-{
-	size_t net;
-
-	allocator_figures(&m->allocated, &m->active, &m->resident);
-	m->used = m->allocated;
-	m->rss = info_rss();
-	m->peak = info_mem_peak(m->used);
-	m->startup = startup_mem;
-	m->dataset = db_entry_bytes();
-	m->overhead = m->used > m->dataset ? m->used - m->dataset : 0;
-	m->clients_normal = client_mem_total();
-	net = m->used > m->startup ? m->used - m->startup : 1;
-	m->dataset_perc = 100.0 * (double)m->dataset / (double)net;
-	m->peak_perc = 100.0 * ratio(m->used, m->peak);
-	m->alloc_frag = ratio(m->active, m->allocated);
-	m->alloc_frag_bytes = (long long)m->active - (long long)m->allocated;
-	m->alloc_rss = ratio(m->resident, m->active);
-	m->alloc_rss_bytes = (long long)m->resident - (long long)m->active;
-	m->rss_overhead = ratio(m->rss, m->resident);
-	m->rss_overhead_bytes = (long long)m->rss - (long long)m->resident;
-	m->frag = ratio(m->rss, m->used);
-	m->frag_bytes = (long long)m->rss - (long long)m->used;
+		reply_int(c, (long long)mem_entry_footprint(e));
 }
 
 static void memory_stats(struct conn *c)
@@ -796,7 +583,7 @@ static void memory_stats(struct conn *c)
 	size_t keys = (size_t)db_size(), buckets = db_buckets() * sizeof(void *);
 	size_t net;
 
-	evict_mem_figures(&m);
+	mem_figures(&m);
 	net = m.used > m.startup ? m.used - m.startup : 0;
 	reply_map(c, 28);
 	reply_bulk_str(c, "peak.allocated");
@@ -863,26 +650,6 @@ static void memory_stats(struct conn *c)
 	reply_int(c, m.frag_bytes);
 }
 
-#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-struct mstats {
-	char *p;
-	size_t len, cap;
-};
-
-static void mstats_cb(void *arg, const char *s)
-{
-	struct mstats *ms = arg;
-	size_t n = strlen(s);
-
-	if (ms->len + n + 1 > ms->cap) {
-		ms->cap = (ms->len + n + 1) * 2;
-		ms->p = xrealloc(ms->p, ms->cap);
-	}
-	memcpy(ms->p + ms->len, s, n + 1);
-	ms->len += n;
-}
-#endif
-
 void memory_sub(struct conn *c, int argc)
 {
 	const char *sub = ARGV(c, 1);
@@ -894,7 +661,7 @@ void memory_sub(struct conn *c, int argc)
 		memory_stats(c);
 	} else if (util_strcaseeq(sub, sl, "doctor")) {
 		const char *msg =
-		    evict_mem_allocated() < 5u * 1024 * 1024
+		    mem_allocated() < 5u * 1024 * 1024
 			? "Hi Sam, this instance is empty or is using very little memory, my "
 			  "issues detector can't be used in these conditions. Please, leave for "
 			  "your mission on Earth and fill it with some data. The new Sam and I "
@@ -904,25 +671,14 @@ void memory_sub(struct conn *c, int argc)
 
 		reply_verbatim(c, msg, strlen(msg));
 	} else if (util_strcaseeq(sub, sl, "purge")) {
-#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-		char name[64];
-
-		snprintf(name, sizeof(name), "arena.%u.purge", (unsigned)MALLCTL_ARENAS_ALL);
-		mallctl(name, NULL, NULL, NULL, 0);
-#endif
+		mem_purge();
 		reply_ok(c);
 	} else if (util_strcaseeq(sub, sl, "malloc-stats")) {
-#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-		struct mstats ms = {NULL, 0, 0};
+		size_t len;
+		char *text = mem_malloc_stats(&len);
 
-		malloc_stats_print(mstats_cb, &ms, NULL);
-		reply_verbatim(c, ms.p ? ms.p : "", ms.len);
-		free(ms.p);
-#else
-		const char *msg = "Stats not supported for the current allocator";
-
-		reply_verbatim(c, msg, strlen(msg));
-#endif
+		reply_verbatim(c, text, len);
+		free(text);
 	} else {
 		static const char *const help[] = {
 		    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

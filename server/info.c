@@ -19,8 +19,9 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
-#include "server/server_internal.h"
 #include "server/lathist.h"
+#include "server/mem.h"
+#include "server/server_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,18 +29,6 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-
-#if defined(SRV_JEMALLOC) && SRV_JEMALLOC
-#include <jemalloc/jemalloc.h>
-#define STR_(x) #x
-#define STR(x) STR_(x)
-/* as Redis: "jemalloc-5.3.0" */
-#define MEM_ALLOCATOR_NAME                                                                         \
-	"jemalloc-" STR(JEMALLOC_VERSION_MAJOR) "." STR(JEMALLOC_VERSION_MINOR) "." STR(           \
-	    JEMALLOC_VERSION_BUGFIX)
-#else
-#define MEM_ALLOCATOR_NAME "libc"
-#endif
 
 #define NSTATS (sizeof(struct wstats) / sizeof(_Atomic unsigned long long))
 static _Atomic unsigned long long baseline[NSTATS];
@@ -55,7 +44,6 @@ static _Atomic long long inst_ring[INST_METRICS][INST_SAMPLES]; /* cron writes *
 static int inst_idx;						/* cron only */
 static unsigned long long inst_last[INST_METRICS];		/* cron only */
 static long long inst_last_ms;					/* cron only */
-static _Atomic size_t mem_peak;
 
 static unsigned long long stat_of(size_t off)
 {
@@ -71,27 +59,9 @@ void info_reset_stats(void)
 		atomic_store(&baseline[i], stats_total(i * sizeof(_Atomic unsigned long long)));
 	atomic_store(&base_rejected, atomic_load(&g_srv.rejected_conns));
 	atomic_store(&base_expired, db_expired_total());
-	atomic_store(&mem_peak, 0);
+	mem_peak_reset();
 	evict_reset_stats();
 	stats_reset();
-}
-
-static size_t mem_used(void)
-{
-	return evict_mem_allocated();
-}
-
-size_t info_rss(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	unsigned long size = 0, res = 0;
-
-	if (f) {
-		if (fscanf(f, "%lu %lu", &size, &res) != 2)
-			res = 0;
-		fclose(f);
-	}
-	return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 /* Main thread cron, hz times a second: the memory peak, and every 100 ms (as
@@ -104,10 +74,8 @@ void info_sample_ops(void)
 	long long hz = atomic_load_explicit(&g_cfg.hz, memory_order_relaxed);
 	long long now = util_mstime();
 	unsigned long long cur[INST_METRICS];
-	size_t used = mem_used();
 
-	if (used > atomic_load_explicit(&mem_peak, memory_order_relaxed))
-		atomic_store_explicit(&mem_peak, used, memory_order_relaxed);
+	mem_peak_sample();
 	if (loops++ % (unsigned long long)(hz > 10 ? hz / 10 : 1))
 		return;
 	cur[INST_OPS] = STATS_TOTAL(commands);
@@ -124,13 +92,6 @@ void info_sample_ops(void)
 	}
 	inst_last_ms = now;
 	memcpy(inst_last, cur, sizeof(inst_last));
-}
-
-size_t info_mem_peak(size_t used)
-{
-	if (used > atomic_load_explicit(&mem_peak, memory_order_relaxed))
-		atomic_store_explicit(&mem_peak, used, memory_order_relaxed);
-	return atomic_load_explicit(&mem_peak, memory_order_relaxed);
 }
 
 /* the mean of a metric's ring: per second (ops, bytes) */
@@ -162,22 +123,6 @@ static void human(char *buf, size_t len, double n)
 		snprintf(buf, len, "%.0fB", n);
 	else
 		snprintf(buf, len, "%.2f%c", d, unit[u]);
-}
-
-/* total_system_memory: MemTotal of /proc/meminfo in bytes, 0 if unreadable */
-static unsigned long long system_memory(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	unsigned long long kb = 0;
-	char line[256];
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb * 1024;
 }
 
 /* The CPU time of thread tid of this process from /proc (clock ticks, so
@@ -359,11 +304,11 @@ void cmd_info(struct conn *c, int argc)
 	}
 	if (want("memory", argc, c, 1)) {
 		struct mem_figures m;
-		unsigned long long sysmem = system_memory();
+		unsigned long long sysmem = mem_system_total();
 		char h_used[32], h_rss[32], h_peak[32], h_sys[32], h_max[32], h_zero[32];
 		long long maxmem = atomic_load(&g_cfg.maxmemory);
 
-		evict_mem_figures(&m);
+		mem_figures(&m);
 		human(h_used, sizeof(h_used), (double)m.used);
 		human(h_rss, sizeof(h_rss), (double)m.rss);
 		human(h_peak, sizeof(h_peak), (double)m.peak);
@@ -410,7 +355,7 @@ void cmd_info(struct conn *c, int argc)
 			  maxmem, h_max, evict_policy_names[atomic_load(&g_cfg.maxmemory_policy)],
 			  m.alloc_frag, m.alloc_frag_bytes, m.alloc_rss, m.alloc_rss_bytes,
 			  m.rss_overhead, m.rss_overhead_bytes, m.frag, m.frag_bytes,
-			  evict_not_counted(), m.clients_normal, MEM_ALLOCATOR_NAME);
+			  mem_not_counted(), m.clients_normal, mem_allocator_name());
 		sections++;
 	}
 	if (want("persistence", argc, c, 1)) {

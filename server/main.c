@@ -24,6 +24,7 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
+#include "server/mem.h"
 #include "server/server_internal.h"
 
 #include <errno.h>
@@ -356,7 +357,7 @@ int main(int argc, char **argv)
 	 * accepted yet (this thread accepts, in the loop below): the load starts
 	 * before any command can run, and those that arrive while it runs get
 	 * -LOADING unless flagged CMD_LOADING. */
-	evict_startup_done();
+	mem_startup_done();
 	persist_load_start();
 
 serve:

@@ -453,8 +453,6 @@ void persist_flushall(void); /* FLUSHALL: save now if save points are set */
 /* INFO */
 void info_reset_stats(void);
 void info_sample_ops(void);
-size_t info_rss(void);
-size_t info_mem_peak(size_t used); /* records @used, returns the peak */
 
 /* per-command statistics (stats.c): INFO commandstats, errorstats,
  * latencystats.  Counters per worker, written by the owner only. */
@@ -535,21 +533,6 @@ __attribute__((weak)) void evict_rcu_limit_set(void);  /* rcu-callback-limit cha
  * or -1 when over the limit with nothing to evict (CMD_DENYOOM: -OOM). */
 int evict_before_command(void);
 void evict_cron(void); /* main thread, hz times a second */
-size_t evict_mem_allocated(void);
-/* Main thread, once start-up is done and before any client: records
- * used_memory_startup (MEMORY STATS startup.allocated). */
-void evict_startup_done(void);
-/* The figures of INFO memory and MEMORY STATS, one snapshot (evict.c has the
- * formulas, Redis 7.0's).  Bytes of the allocator: jemalloc's stats.*. */
-struct mem_figures {
-	size_t used, rss, peak, startup, dataset, overhead, clients_normal;
-	size_t allocated, active, resident;
-	double peak_perc, dataset_perc; /* percent */
-	double alloc_frag, alloc_rss, rss_overhead, frag;
-	long long alloc_frag_bytes, alloc_rss_bytes, rss_overhead_bytes, frag_bytes;
-};
-void evict_mem_figures(struct mem_figures *m); /* any thread */
-size_t evict_not_counted(void); /* evicted bytes waiting for reclamation */
 unsigned long long evict_evicted_keys(void);
 void evict_reset_stats(void);
 void evict_exceeded_time(unsigned long long *total_ms, unsigned long long *current_ms);

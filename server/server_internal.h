@@ -382,19 +382,7 @@ size_t client_mem_total(void);
 #define ARGV(c, i) ((c)->argv[i])
 #define ARGL(c, i) ((c)->argl[i])
 
-/* keyspace (db.c) */
-void db_init(void);
-void db_fini(void);
-unsigned long long db_size(void);
-unsigned long long db_expires(void);
-long long db_avg_ttl(void);
-unsigned long long db_expired_total(void);
-size_t db_entry_bytes(void);
-void db_active_expire_cycle(void);
-/* weak: programs that link net.c without a keyspace (tests/fuzz fuzz_resp)
- * leave it NULL and net.c skips the prefetch */
-__attribute__((weak)) void db_prefetch(size_t n, const char *const keys[], const size_t klens[],
-				       uint32_t for_write);
+#include "server/db.h"
 
 /* Count @n keys written by the running command (Redis's server.dirty). */
 #define SRV_DIRTY(c, n) STAT_ADD((c)->w->st.dirty, (unsigned long long)(n))
@@ -520,8 +508,6 @@ enum {
 };
 extern const char *const evict_policy_names[]; /* by EVICT_*, NULL-terminated (config.c) */
 struct ht;
-struct ht *db_table(void);
-size_t db_buckets(void);
 void evict_init(void);		 /* after db_init() */
 void evict_fini(void);		 /* before db_fini() */
 /* CONFIG SET hooks; weak so that programs linking config.c without evict.c
@@ -536,8 +522,6 @@ void evict_cron(void); /* main thread, hz times a second */
 unsigned long long evict_evicted_keys(void);
 void evict_reset_stats(void);
 void evict_exceeded_time(unsigned long long *total_ms, unsigned long long *current_ms);
-void db_expire_stats(double *stale_perc, unsigned long long *cap_reached,
-		     unsigned long long *cpu_ms);
 
 /* Shared error texts, Redis 7 wording, one table. */
 #define ERR_SYNTAX "-ERR syntax error"

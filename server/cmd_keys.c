@@ -1,0 +1,339 @@
+/*
+ * cmd_keys.c - the generic key commands: DEL UNLINK EXISTS TYPE RENAME
+ * RENAMENX COPY KEYS SCAN RANDOMKEY DBSIZE FLUSHDB FLUSHALL.
+ *
+ * Workers, QSBR read side (see db.h).  RENAME, RENAMENX and COPY run under
+ * ht_txn() (db_run_txn): a reader on another worker sees the source and the
+ * destination either both before or both after.  KEYS and SCAN walk the
+ * table without a lock (ht_scan's cursor survives resizes).  Replies follow
+ * Redis 7.0 byte for byte (tests/server/cases.txt).
+ */
+#define RCU_FLAVOR_QSBR
+#include "hashtable/ht.h"
+#include "rcu/rcu.h"
+#include "server/db.h"
+#include "server/server_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* RENAME / RENAMENX / COPY: keys[0] = source, keys[1] = destination. */
+struct move_arg {
+	int nx;	    /* fail if destination exists */
+	int copy;   /* keep the source */
+	int result; /* 1 done, 0 not done, -1 no such key */
+};
+
+static int move_fn(struct ht_txn *tx, void *argp)
+{
+	struct move_arg *a = argp;
+	const struct ht_entry *src = ht_txn_get(tx, 0);
+	int rc;
+
+	if (!src) {
+		a->result = -1;
+		return 0;
+	}
+	if (a->nx && ht_txn_get(tx, 1)) {
+		a->result = 0;
+		return 0;
+	}
+	rc = ht_txn_set(tx, 1, ht_entry_val(src), ht_entry_vlen(src), ht_entry_expire(src));
+	if (rc < 0)
+		return rc;
+	if (!a->copy)
+		ht_txn_del(tx, 0);
+	a->result = 1;
+	return 0;
+}
+
+static void rename_generic(struct conn *c, int nx)
+{
+	struct move_arg a = {nx, 0, 0};
+	static const int idx[2] = {1, 2};
+	int rc;
+
+	if (ARGL(c, 1) == ARGL(c, 2) && !memcmp(ARGV(c, 1), ARGV(c, 2), ARGL(c, 1))) {
+		if (!ht_find_rcu(g_db, K(1)))
+			reply_error(c, ERR_NO_KEY);
+		else if (nx)
+			reply_int(c, 0);
+		else
+			reply_ok(c);
+		return;
+	}
+	rc = db_run_txn(c, 2, idx, move_fn, &a);
+	if (rc >= 0 && a.result > 0)
+		SRV_DIRTY(c, 1);
+	if (rc < 0)
+		db_reply_ht_err(c, rc);
+	else if (a.result < 0)
+		reply_error(c, ERR_NO_KEY);
+	else if (nx)
+		reply_int(c, a.result);
+	else
+		reply_ok(c);
+}
+
+void cmd_rename(struct conn *c, int argc)
+{
+	(void)argc;
+	rename_generic(c, 0);
+}
+
+void cmd_renamenx(struct conn *c, int argc)
+{
+	(void)argc;
+	rename_generic(c, 1);
+}
+
+void cmd_copy(struct conn *c, int argc)
+{
+	struct move_arg a = {1, 1, 0};
+	static const int idx[2] = {1, 2};
+	int rc;
+
+	for (int j = 3; j < argc; j++) {
+		if (util_strcaseeq(K(j), "replace")) {
+			a.nx = 0;
+		} else if (util_strcaseeq(K(j), "db") && j + 1 < argc) {
+			long long dbid;
+
+			if (!util_str2ll(K(j + 1), &dbid)) {
+				reply_error(c, ERR_NOT_INT);
+				return;
+			}
+			if (dbid < INT32_MIN || dbid > INT32_MAX) {
+				reply_error(c, "value is out of range, value must between "
+					       "-2147483648 and 2147483647");
+				return;
+			}
+			if (dbid != 0) {
+				reply_error(c, ERR_DB_RANGE);
+				return;
+			}
+			j++;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if (ARGL(c, 1) == ARGL(c, 2) && !memcmp(ARGV(c, 1), ARGV(c, 2), ARGL(c, 1))) {
+		reply_error(c, "source and destination objects are the same");
+		return;
+	}
+	rc = db_run_txn(c, 2, idx, move_fn, &a);
+	if (rc >= 0 && a.result > 0)
+		SRV_DIRTY(c, 1);
+	if (rc < 0)
+		db_reply_ht_err(c, rc);
+	else
+		reply_int(c, a.result > 0);
+}
+
+/* ------------------------------------------------------------- DEL etc */
+
+void cmd_del(struct conn *c, int argc)
+{
+	long long n = 0;
+
+	for (int j = 1; j < argc; j++)
+		n += ht_del(g_db, K(j)) == 0;
+	SRV_DIRTY(c, n);
+	reply_int(c, n);
+}
+
+void cmd_exists(struct conn *c, int argc)
+{
+	long long n = 0;
+
+	/* No touch, as Redis (LOOKUP_NOTOUCH): EXISTS is no access for LRU/LFU. */
+	for (int j = 1; j < argc; j++)
+		n += ht_peek_rcu(g_db, K(j)) != NULL;
+	reply_int(c, n);
+}
+
+void cmd_type(struct conn *c, int argc)
+{
+	(void)argc;
+	if (ht_peek_rcu(g_db, K(1))) /* no touch, as Redis */
+		reply_raw(c, "+string\r\n", 9);
+	else
+		reply_raw(c, "+none\r\n", 7);
+}
+
+/* ----------------------------------------------------- KEYS, SCAN, ... */
+
+struct keylist {
+	char **k;
+	size_t *l;
+	size_t n, cap;
+	const char *pat;
+	size_t plen;
+	int all;
+};
+
+static void keylist_add(struct keylist *kl, const void *k, size_t l)
+{
+	if (kl->n == kl->cap) {
+		kl->cap = kl->cap ? kl->cap * 2 : 64;
+		kl->k = xrealloc(kl->k, kl->cap * sizeof(*kl->k));
+		kl->l = xrealloc(kl->l, kl->cap * sizeof(*kl->l));
+	}
+	kl->k[kl->n] = xmemdup(k, l);
+	kl->l[kl->n] = l;
+	kl->n++;
+}
+
+static int keys_fn(const struct ht_entry *e, void *arg)
+{
+	struct keylist *kl = arg;
+	const char *k = ht_entry_key(e);
+	size_t l = ht_entry_klen(e);
+
+	if (kl->all || util_glob_match(kl->pat, kl->plen, k, l, 0))
+		keylist_add(kl, k, l);
+	return 0;
+}
+
+static void keylist_reply_free(struct conn *c, struct keylist *kl)
+{
+	reply_array(c, (long long)kl->n);
+	for (size_t i = 0; i < kl->n; i++) {
+		reply_bulk(c, kl->k[i], kl->l[i]);
+		free(kl->k[i]);
+	}
+	free(kl->k);
+	free(kl->l);
+}
+
+void cmd_keys(struct conn *c, int argc)
+{
+	struct keylist kl = {0};
+
+	(void)argc;
+	kl.pat = ARGV(c, 1);
+	kl.plen = ARGL(c, 1);
+	kl.all = kl.plen == 1 && kl.pat[0] == '*';
+	/* ht_scan_all() leaves the read-side section between buckets; this
+	 * command holds no table reference while it runs. */
+	ht_scan_all(g_db, keys_fn, &kl);
+	keylist_reply_free(c, &kl);
+}
+
+void cmd_scan(struct conn *c, int argc)
+{
+	struct keylist kl = {0};
+	unsigned long long cursor;
+	long long count = 10;
+	int type_none = 0;
+	char buf[24];
+	uint64_t next;
+
+	/* Redis parses the cursor with strtoul: a leading '-' wraps. */
+	{
+		const char *s = ARGV(c, 1);
+		char *end;
+
+		errno = 0;
+		cursor = strtoull(s, &end, 10);
+		if (ARGL(c, 1) == 0 || s[0] == ' ' || s[0] == '\t' || *end != '\0' ||
+		    end != s + ARGL(c, 1) || errno == ERANGE) {
+			reply_error(c, "invalid cursor");
+			return;
+		}
+	}
+	kl.all = 1;
+	for (int j = 2; j < argc; j++) {
+		int more = argc - j - 1;
+
+		if (util_strcaseeq(K(j), "count") && more >= 1) {
+			if (db_get_ll(c, j + 1, &count) < 0)
+				return;
+			if (count < 1) {
+				reply_error(c, ERR_SYNTAX);
+				return;
+			}
+			j++;
+		} else if (util_strcaseeq(K(j), "match") && more >= 1) {
+			kl.pat = ARGV(c, j + 1);
+			kl.plen = ARGL(c, j + 1);
+			kl.all = kl.plen == 1 && kl.pat[0] == '*';
+			j++;
+		} else if (util_strcaseeq(K(j), "type") && more >= 1) {
+			type_none = !util_strcaseeq(K(j + 1), "string");
+			j++;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	/* COUNT is a hint of work: a sparse table gets a few more steps, so a
+	 * small keyspace is returned in one call as Redis does. */
+	next = cursor;
+	for (int round = 0; round < 16; round++) {
+		if (ht_count(g_db) == 0) {
+			next = 0;
+			break;
+		}
+		next = ht_scan_rcu(g_db, next, (size_t)count - kl.n, keys_fn, &kl);
+		if (next == 0 || kl.n >= (size_t)count)
+			break;
+	}
+	if (type_none) {
+		for (size_t i = 0; i < kl.n; i++)
+			free(kl.k[i]);
+		kl.n = 0;
+	}
+	reply_array(c, 2);
+	reply_bulk(c, buf, (size_t)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)next));
+	keylist_reply_free(c, &kl);
+}
+
+static _Thread_local uint64_t rnd_seed;
+
+void cmd_randomkey(struct conn *c, int argc)
+{
+	const struct ht_entry *e;
+
+	(void)argc;
+	if (!rnd_seed)
+		rnd_seed = (uint64_t)util_ustime() ^ (uint64_t)(uintptr_t)c;
+	e = ht_random_rcu(g_db, &rnd_seed);
+	if (e)
+		reply_bulk(c, ht_entry_key(e), ht_entry_klen(e));
+	else
+		reply_null(c);
+}
+
+void cmd_dbsize(struct conn *c, int argc)
+{
+	(void)argc;
+	reply_int(c, (long long)ht_count(g_db));
+}
+
+void cmd_flush(struct conn *c, int argc)
+{
+	size_t removed;
+	int rc;
+
+	if (argc > 2 ||
+	    (argc == 2 && !util_strcaseeq(K(1), "async") && !util_strcaseeq(K(1), "sync"))) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	removed = ht_count(g_db);
+	rc = ht_flush(g_db);
+	if (rc < 0) {
+		db_reply_ht_err(c, rc);
+	} else {
+		SRV_DIRTY(c, removed);
+		if (util_strcaseeq(K(0), "flushall"))
+			persist_flushall();
+		reply_ok(c);
+	}
+}

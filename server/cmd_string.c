@@ -1,0 +1,670 @@
+/*
+ * cmd_string.c - the string commands: GET SET SETNX SETEX PSETEX GETSET
+ * GETDEL GETEX MGET MSET MSETNX STRLEN INCR DECR INCRBY DECRBY INCRBYFLOAT
+ * APPEND SETRANGE GETRANGE.
+ *
+ * Handlers run on workers, inside their QSBR read-side section: entries
+ * found by *_rcu lookups are copied into the reply before the handler
+ * returns.  MSET and MSETNX run under ht_txn() (db_run_txn), read-modify-write
+ * commands (the INCR family, APPEND, SETRANGE, GETDEL, GETEX) under ht_rmw(),
+ * so no client sees half of one and concurrent INCRs lose nothing (ht.h
+ * guarantee 2).  Replies follow Redis 7.0 byte for byte
+ * (tests/server/cases.txt).
+ */
+#define RCU_FLAVOR_QSBR
+#include "hashtable/ht.h"
+#include "rcu/rcu.h"
+#include "server/db.h"
+#include "server/server_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ GET / SET */
+
+void cmd_get(struct conn *c, int argc)
+{
+	const struct ht_entry *e;
+
+	(void)argc;
+	e = ht_find_rcu(g_db, K(1));
+	db_hit(c, e != NULL);
+	if (e)
+		reply_entry_val(c, e);
+	else
+		reply_null(c);
+}
+
+#define SET_NX 0x1
+#define SET_XX 0x2
+#define SET_GET 0x4
+#define SET_KEEPTTL 0x8
+#define SET_EX 0x10
+#define SET_PX 0x20
+#define SET_EXAT 0x40
+#define SET_PXAT 0x80
+#define SET_PERSIST 0x100
+
+enum { CMD_SET_KIND, CMD_GETEX_KIND };
+
+/*
+ * Parse SET / GETEX options starting at argv[first].  On success *flags and
+ * *expire (absolute ms, or 0) are set; on error the reply is queued and -1
+ * returned.
+ */
+static int parse_set_opts(struct conn *c, int argc, int first, int kind, const char *cmdname,
+			  unsigned *flags, long long *expire)
+{
+	int exp_arg = -1;
+
+	*flags = 0;
+	*expire = 0;
+	for (int j = first; j < argc; j++) {
+		const char *o = ARGV(c, j);
+		size_t ol = ARGL(c, j);
+		int more = j < argc - 1;
+		unsigned f = *flags;
+
+		if (kind == CMD_SET_KIND && util_strcaseeq(o, ol, "nx") && !(f & (SET_XX))) {
+			*flags |= SET_NX;
+		} else if (kind == CMD_SET_KIND && util_strcaseeq(o, ol, "xx") && !(f & SET_NX)) {
+			*flags |= SET_XX;
+		} else if (kind == CMD_SET_KIND && util_strcaseeq(o, ol, "get")) {
+			*flags |= SET_GET;
+		} else if (kind == CMD_SET_KIND && util_strcaseeq(o, ol, "keepttl") &&
+			   !(f & (SET_EX | SET_PX | SET_EXAT | SET_PXAT | SET_PERSIST))) {
+			*flags |= SET_KEEPTTL;
+		} else if (kind == CMD_GETEX_KIND && util_strcaseeq(o, ol, "persist") &&
+			   !(f & (SET_EX | SET_PX | SET_EXAT | SET_PXAT | SET_KEEPTTL))) {
+			*flags |= SET_PERSIST;
+		} else if ((util_strcaseeq(o, ol, "ex") || util_strcaseeq(o, ol, "px") ||
+			    util_strcaseeq(o, ol, "exat") || util_strcaseeq(o, ol, "pxat")) &&
+			   !(f &
+			     (SET_KEEPTTL | SET_PERSIST | SET_EX | SET_PX | SET_EXAT | SET_PXAT)) &&
+			   more) {
+			if (util_strcaseeq(o, ol, "ex"))
+				*flags |= SET_EX;
+			else if (util_strcaseeq(o, ol, "px"))
+				*flags |= SET_PX;
+			else if (util_strcaseeq(o, ol, "exat"))
+				*flags |= SET_EXAT;
+			else
+				*flags |= SET_PXAT;
+			exp_arg = ++j;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return -1;
+		}
+	}
+	if (exp_arg >= 0) {
+		long long ms;
+
+		if (db_get_ll(c, exp_arg, &ms) < 0)
+			return -1;
+		if (ms <= 0 || ((*flags & (SET_EX | SET_EXAT)) && ms > LLONG_MAX / 1000)) {
+			reply_errorf(c, ERR_EXPIRE_FMT, cmdname);
+			return -1;
+		}
+		if (*flags & (SET_EX | SET_EXAT))
+			ms *= 1000;
+		if (*flags & (SET_EX | SET_PX))
+			ms = wrap_add(ms, util_mstime());
+		if (ms <= 0) {
+			reply_errorf(c, ERR_EXPIRE_FMT, cmdname);
+			return -1;
+		}
+		*expire = ms;
+	}
+	return 0;
+}
+
+static void set_generic(struct conn *c, int kidx, int vidx, unsigned flags, long long expire,
+			int reply_kind)
+{
+	const struct ht_entry *old = NULL;
+	unsigned hf = 0;
+	int rc;
+
+	if (flags & SET_NX)
+		hf |= HT_SET_NX;
+	if (flags & SET_XX)
+		hf |= HT_SET_XX;
+	if (flags & SET_KEEPTTL)
+		hf |= HT_SET_KEEPTTL;
+	rc = ht_set(g_db, K(kidx), K(vidx), expire ? expire : HT_NO_EXPIRE, hf,
+		    (flags & SET_GET) ? &old : NULL);
+	if (rc < 0 && rc != -EEXIST && rc != -ENOENT) {
+		db_reply_ht_err(c, rc);
+		return;
+	}
+	if (rc == 0)
+		SRV_DIRTY(c, 1);
+	if (flags & SET_GET) {
+		if (old)
+			reply_entry_val(c, old);
+		else
+			reply_null(c);
+		return;
+	}
+	if (reply_kind == 1) { /* SETNX */
+		reply_int(c, rc == 0);
+		return;
+	}
+	if (rc == 0)
+		reply_ok(c);
+	else
+		reply_null(c);
+}
+
+void cmd_set(struct conn *c, int argc)
+{
+	unsigned flags;
+	long long expire;
+
+	if (parse_set_opts(c, argc, 3, CMD_SET_KIND, "set", &flags, &expire) < 0)
+		return;
+	set_generic(c, 1, 2, flags, expire, 0);
+}
+
+void cmd_setnx(struct conn *c, int argc)
+{
+	(void)argc;
+	set_generic(c, 1, 2, SET_NX, 0, 1);
+}
+
+static void setex_generic(struct conn *c, int seconds, const char *name)
+{
+	long long t;
+
+	if (db_get_ll(c, 2, &t) < 0)
+		return;
+	if (t <= 0 || (seconds && t > LLONG_MAX / 1000)) {
+		reply_errorf(c, ERR_EXPIRE_FMT, name);
+		return;
+	}
+	if (seconds)
+		t *= 1000;
+	t = wrap_add(t, util_mstime());
+	if (t <= 0) {
+		reply_errorf(c, ERR_EXPIRE_FMT, name);
+		return;
+	}
+	{
+		int rc = ht_set(g_db, K(1), K(3), t, 0, NULL);
+
+		if (rc < 0) {
+			db_reply_ht_err(c, rc);
+		} else {
+			SRV_DIRTY(c, 1);
+			reply_ok(c);
+		}
+	}
+}
+
+void cmd_setex(struct conn *c, int argc)
+{
+	(void)argc;
+	setex_generic(c, 1, "setex");
+}
+
+void cmd_psetex(struct conn *c, int argc)
+{
+	(void)argc;
+	setex_generic(c, 0, "psetex");
+}
+
+void cmd_getset(struct conn *c, int argc)
+{
+	(void)argc;
+	set_generic(c, 1, 2, SET_GET, 0, 0);
+}
+
+/* GETDEL and GETEX: read the value and change the key in one rmw. */
+struct getx_arg {
+	struct conn *c;
+	unsigned flags;
+	long long expire;
+	int del;
+};
+
+static int getx_fn(struct ht_rmw *r, void *argp)
+{
+	struct getx_arg *a = argp;
+	void *buf;
+
+	db_hit(a->c, r->old != NULL);
+	if (!r->old) {
+		reply_null(a->c);
+		return HT_RMW_KEEP;
+	}
+	reply_entry_val(a->c, r->old);
+	if (a->del)
+		return HT_RMW_DELETE;
+	if (a->flags & SET_PERSIST) {
+		if (ht_entry_expire(r->old) == HT_NO_EXPIRE)
+			return HT_RMW_KEEP;
+		r->expire_ms = HT_NO_EXPIRE;
+	} else if (a->expire) {
+		if (a->expire <= util_mstime())
+			return HT_RMW_DELETE;
+		r->expire_ms = a->expire;
+	} else {
+		return HT_RMW_KEEP;
+	}
+	buf = ht_rmw_alloc(r, ht_entry_vlen(r->old));
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, ht_entry_val(r->old), ht_entry_vlen(r->old));
+	return HT_RMW_STORE;
+}
+
+void cmd_getdel(struct conn *c, int argc)
+{
+	struct getx_arg a = {c, 0, 0, 1};
+	int rc;
+
+	(void)argc;
+	rc = ht_rmw(g_db, K(1), getx_fn, &a);
+	if (rc < 0)
+		db_reply_ht_err(c, rc);
+	else if (rc == HT_RMW_STORE || rc == HT_RMW_DELETE)
+		SRV_DIRTY(c, 1);
+}
+
+void cmd_getex(struct conn *c, int argc)
+{
+	struct getx_arg a = {c, 0, 0, 0};
+	int rc;
+
+	if (parse_set_opts(c, argc, 2, CMD_GETEX_KIND, "getex", &a.flags, &a.expire) < 0)
+		return;
+	if (!a.flags) {
+		cmd_get(c, 2);
+		return;
+	}
+	rc = ht_rmw(g_db, K(1), getx_fn, &a);
+	if (rc < 0)
+		db_reply_ht_err(c, rc);
+	else if (rc == HT_RMW_STORE || rc == HT_RMW_DELETE)
+		SRV_DIRTY(c, 1);
+}
+
+void cmd_mget(struct conn *c, int argc)
+{
+	reply_array(c, argc - 1);
+	for (int j = 1; j < argc; j++) {
+		const struct ht_entry *e = ht_find_rcu(g_db, K(j));
+
+		db_hit(c, e != NULL);
+		if (e)
+			reply_entry_val(c, e);
+		else
+			reply_null(c);
+	}
+}
+
+/* ---------------------------------------------------- multi-key (txn) */
+
+struct mset_arg {
+	struct conn *c;
+	int nx;
+	int stored;
+};
+
+static int mset_fn(struct ht_txn *tx, void *argp)
+{
+	struct mset_arg *a = argp;
+	struct conn *c = a->c;
+	size_t n = (size_t)(c->argc - 1) / 2;
+
+	if (a->nx) {
+		for (size_t i = 0; i < n; i++)
+			if (ht_txn_get(tx, i))
+				return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc = ht_txn_set(tx, i, ARGV(c, 2 + 2 * (int)i), ARGL(c, 2 + 2 * (int)i),
+				    HT_NO_EXPIRE);
+
+		if (rc < 0)
+			return rc;
+	}
+	a->stored = 1;
+	return 0;
+}
+
+static void mset_generic(struct conn *c, int argc, int nx)
+{
+	struct mset_arg a = {c, nx, 0};
+	size_t n, reserved;
+	int *idx, rc;
+
+	if (argc % 2 == 0) {
+		reply_errorf(c, "wrong number of arguments for '%s' command",
+			     nx ? "msetnx" : "mset");
+		return;
+	}
+	n = (size_t)(argc - 1) / 2;
+	if (n > HT_TXN_MAX_KEYS) {
+		reply_error(c, "too many keys in one command");
+		return;
+	}
+	/* Many keys: grow the table first (ht_reserve()); this command holds
+	 * no table reference yet. */
+	reserved = n >= 128 ? n : 0;
+	if (reserved)
+		(void)ht_reserve(g_db, reserved);
+	idx = xmalloc(n * sizeof(int));
+	for (size_t i = 0; i < n; i++)
+		idx[i] = 1 + 2 * (int)i;
+	rc = db_run_txn(c, n, idx, mset_fn, &a);
+	if (reserved)
+		ht_reserve_done(g_db, reserved);
+	free(idx);
+	if (rc < 0) {
+		db_reply_ht_err(c, rc);
+		return;
+	}
+	if (a.stored)
+		SRV_DIRTY(c, n);
+	if (nx)
+		reply_int(c, a.stored);
+	else
+		reply_ok(c);
+}
+
+void cmd_mset(struct conn *c, int argc)
+{
+	mset_generic(c, argc, 0);
+}
+
+void cmd_msetnx(struct conn *c, int argc)
+{
+	mset_generic(c, argc, 1);
+}
+
+void cmd_strlen(struct conn *c, int argc)
+{
+	const struct ht_entry *e;
+
+	(void)argc;
+	e = ht_find_rcu(g_db, K(1));
+	reply_int(c, e ? (long long)ht_entry_vlen(e) : 0);
+}
+
+/* ------------------------------------------------------ INCR and family */
+
+struct incr_arg {
+	long long by;
+	long long result;
+	long double fby;
+	long double fresult;
+};
+
+#define E_NOTINT 1001
+#define E_OVERFLOW 1002
+#define E_NOTFLOAT 1003
+#define E_NAN 1004
+#define E_MAXSIZE 1005
+
+static int incr_fn(struct ht_rmw *r, void *argp)
+{
+	struct incr_arg *a = argp;
+	long long v = 0;
+	char buf[24], *dst;
+	int n;
+
+	if (r->old && !util_str2ll(ht_entry_val(r->old), ht_entry_vlen(r->old), &v))
+		return -E_NOTINT;
+	if ((a->by < 0 && v < 0 && a->by < LLONG_MIN - v) ||
+	    (a->by > 0 && v > 0 && a->by > LLONG_MAX - v))
+		return -E_OVERFLOW;
+	v += a->by;
+	n = util_ll2str(buf, v);
+	dst = ht_rmw_alloc(r, (size_t)n);
+	if (!dst)
+		return -ENOMEM;
+	memcpy(dst, buf, (size_t)n);
+	a->result = v;
+	return HT_RMW_STORE;
+}
+
+static void reply_rmw_err(struct conn *c, int rc)
+{
+	switch (-rc) {
+	case E_NOTINT:
+		reply_error(c, ERR_NOT_INT);
+		break;
+	case E_OVERFLOW:
+		reply_error(c, "increment or decrement would overflow");
+		break;
+	case E_NOTFLOAT:
+		reply_error(c, ERR_NOT_FLOAT);
+		break;
+	case E_NAN:
+		reply_error(c, "increment would produce NaN or Infinity");
+		break;
+	case E_MAXSIZE:
+		reply_error(c, ERR_MAXSIZE);
+		break;
+	default:
+		db_reply_ht_err(c, rc);
+	}
+}
+
+static void incr_generic(struct conn *c, long long by)
+{
+	struct incr_arg a = {by, 0, 0, 0};
+	int rc = ht_rmw(g_db, K(1), incr_fn, &a);
+
+	if (rc < 0) {
+		reply_rmw_err(c, rc);
+	} else {
+		SRV_DIRTY(c, 1);
+		reply_int(c, a.result);
+	}
+}
+
+void cmd_incr(struct conn *c, int argc)
+{
+	(void)argc;
+	incr_generic(c, 1);
+}
+
+void cmd_decr(struct conn *c, int argc)
+{
+	(void)argc;
+	incr_generic(c, -1);
+}
+
+void cmd_incrby(struct conn *c, int argc)
+{
+	long long by;
+
+	(void)argc;
+	if (db_get_ll(c, 2, &by) < 0)
+		return;
+	incr_generic(c, by);
+}
+
+void cmd_decrby(struct conn *c, int argc)
+{
+	long long by;
+
+	(void)argc;
+	if (db_get_ll(c, 2, &by) < 0)
+		return;
+	if (by == LLONG_MIN) {
+		reply_error(c, "decrement would overflow");
+		return;
+	}
+	incr_generic(c, -by);
+}
+
+static int incrfloat_fn(struct ht_rmw *r, void *argp)
+{
+	struct incr_arg *a = argp;
+	long double v = 0;
+	char buf[5200], *dst;
+	int n;
+
+	if (r->old && !util_str2ld(ht_entry_val(r->old), ht_entry_vlen(r->old), &v))
+		return -E_NOTFLOAT;
+	v += a->fby;
+	if (isnan(v) || isinf(v))
+		return -E_NAN;
+	n = ld2string(buf, sizeof(buf), v, 1);
+	dst = ht_rmw_alloc(r, (size_t)n);
+	if (!dst)
+		return -ENOMEM;
+	memcpy(dst, buf, (size_t)n);
+	a->fresult = v;
+	return HT_RMW_STORE;
+}
+
+void cmd_incrbyfloat(struct conn *c, int argc)
+{
+	struct incr_arg a = {0, 0, 0, 0};
+	int rc;
+
+	(void)argc;
+	if (!util_str2ld(K(2), &a.fby)) {
+		reply_error(c, ERR_NOT_FLOAT);
+		return;
+	}
+	rc = ht_rmw(g_db, K(1), incrfloat_fn, &a);
+	if (rc < 0) {
+		reply_rmw_err(c, rc);
+	} else {
+		SRV_DIRTY(c, 1);
+		reply_long_double_bulk(c, a.fresult);
+	}
+}
+
+/* ------------------------------------------------- APPEND, SETRANGE ... */
+
+struct range_arg {
+	const char *p;
+	size_t n;
+	long long offset; /* SETRANGE; -1 for APPEND */
+	long long newlen;
+};
+
+static int append_fn(struct ht_rmw *r, void *argp)
+{
+	struct range_arg *a = argp;
+	size_t oldlen = r->old ? ht_entry_vlen(r->old) : 0;
+	size_t total;
+	long long max = atomic_load_explicit(&g_cfg.proto_max_bulk_len, memory_order_relaxed);
+	char *dst;
+
+	if (a->offset < 0) {
+		total = oldlen + a->n;
+		if (r->old && total > (size_t)max)
+			return -E_MAXSIZE;
+		dst = ht_rmw_alloc(r, total);
+		if (!dst)
+			return -ENOMEM;
+		if (oldlen)
+			memcpy(dst, ht_entry_val(r->old), oldlen);
+		memcpy(dst + oldlen, a->p, a->n);
+		a->newlen = (long long)total;
+		return HT_RMW_STORE;
+	}
+	/* SETRANGE */
+	if (a->n == 0) {
+		a->newlen = (long long)oldlen;
+		return HT_RMW_KEEP;
+	}
+	if ((unsigned long long)a->offset + a->n > (unsigned long long)max)
+		return -E_MAXSIZE;
+	total = (size_t)a->offset + a->n;
+	if (total < oldlen)
+		total = oldlen;
+	dst = ht_rmw_alloc(r, total);
+	if (!dst)
+		return -ENOMEM;
+	memset(dst, 0, total);
+	if (oldlen)
+		memcpy(dst, ht_entry_val(r->old), oldlen);
+	memcpy(dst + a->offset, a->p, a->n);
+	a->newlen = (long long)total;
+	return HT_RMW_STORE;
+}
+
+void cmd_append(struct conn *c, int argc)
+{
+	struct range_arg a = {ARGV(c, 2), ARGL(c, 2), -1, 0};
+	int rc;
+
+	(void)argc;
+	rc = ht_rmw(g_db, K(1), append_fn, &a);
+	if (rc == HT_RMW_STORE)
+		SRV_DIRTY(c, 1);
+	if (rc < 0)
+		reply_rmw_err(c, rc);
+	else
+		reply_int(c, a.newlen);
+}
+
+void cmd_setrange(struct conn *c, int argc)
+{
+	struct range_arg a = {ARGV(c, 3), ARGL(c, 3), 0, 0};
+	int rc;
+
+	(void)argc;
+	if (db_get_ll(c, 2, &a.offset) < 0)
+		return;
+	if (a.offset < 0) {
+		reply_error(c, "offset is out of range");
+		return;
+	}
+	rc = ht_rmw(g_db, K(1), append_fn, &a);
+	if (rc == HT_RMW_STORE)
+		SRV_DIRTY(c, 1);
+	if (rc < 0)
+		reply_rmw_err(c, rc);
+	else
+		reply_int(c, a.newlen);
+}
+
+void cmd_getrange(struct conn *c, int argc)
+{
+	long long start, end, len;
+	const struct ht_entry *e;
+	const char *p;
+
+	(void)argc;
+	if (db_get_ll(c, 2, &start) < 0 || db_get_ll(c, 3, &end) < 0)
+		return;
+	e = ht_find_rcu(g_db, K(1));
+	if (!e) {
+		reply_bulk(c, "", 0);
+		return;
+	}
+	p = ht_entry_val(e);
+	len = (long long)ht_entry_vlen(e);
+	if (start < 0 && end < 0 && start > end) {
+		reply_bulk(c, "", 0);
+		return;
+	}
+	if (start < 0)
+		start = len + start;
+	if (end < 0)
+		end = len + end;
+	if (start < 0)
+		start = 0;
+	if (end < 0)
+		end = 0;
+	if (end >= len)
+		end = len - 1;
+	if (start > end || len == 0) {
+		reply_bulk(c, "", 0);
+		return;
+	}
+	reply_bulk(c, p + start, (size_t)(end - start + 1));
+}

@@ -596,25 +596,30 @@ static int append_fn(struct ht_rmw *r, void *argp)
 	return HT_RMW_STORE;
 }
 
-void cmd_append(struct conn *c, int argc)
+/* APPEND and SETRANGE: store through append_fn, reply the new length */
+static void range_store(struct conn *c, struct range_arg *a)
 {
-	struct range_arg a = {ARGV(c, 2), ARGL(c, 2), -1, 0};
-	int rc;
+	int rc = ht_rmw(g_db, K(1), append_fn, a);
 
-	(void)argc;
-	rc = ht_rmw(g_db, K(1), append_fn, &a);
 	if (rc == HT_RMW_STORE)
 		SRV_DIRTY(c, 1);
 	if (rc < 0)
 		reply_rmw_err(c, rc);
 	else
-		reply_int(c, a.newlen);
+		reply_int(c, a->newlen);
+}
+
+void cmd_append(struct conn *c, int argc)
+{
+	struct range_arg a = {ARGV(c, 2), ARGL(c, 2), -1, 0};
+
+	(void)argc;
+	range_store(c, &a);
 }
 
 void cmd_setrange(struct conn *c, int argc)
 {
 	struct range_arg a = {ARGV(c, 3), ARGL(c, 3), 0, 0};
-	int rc;
 
 	(void)argc;
 	if (db_get_ll(c, 2, &a.offset) < 0)
@@ -623,13 +628,7 @@ void cmd_setrange(struct conn *c, int argc)
 		reply_error(c, "offset is out of range");
 		return;
 	}
-	rc = ht_rmw(g_db, K(1), append_fn, &a);
-	if (rc == HT_RMW_STORE)
-		SRV_DIRTY(c, 1);
-	if (rc < 0)
-		reply_rmw_err(c, rc);
-	else
-		reply_int(c, a.newlen);
+	range_store(c, &a);
 }
 
 void cmd_getrange(struct conn *c, int argc)

@@ -18,7 +18,11 @@
  * are this program's.
  */
 #include "server/lathist.h"
-#include "server/server_internal.h"
+#include "server/config.h"
+#include "server/net.h"
+#include "server/server.h"
+#include "server/stats.h"
+#include "server/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,10 @@
  * thread may call these.  cmd_docs_check() runs on every row at start-up
  * (cmd_rows_check()), so a spec that reaches cmd_docs_reply() parses.
  */
-#include "server/server_internal.h"
+#include "server/cmd.h"
+#include "server/conn.h"
+#include "server/reply.h"
+#include "server/server.h"
 
 #include <ctype.h>
 #include <string.h>

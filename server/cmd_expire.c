@@ -10,8 +10,12 @@
 #define RCU_FLAVOR_QSBR
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
+#include "server/cmd.h"
+#include "server/conn.h"
 #include "server/db.h"
-#include "server/server_internal.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/util.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -12,7 +12,18 @@
  * Tested by tests/server/test_startup.sh (start-up errors against
  * redis-server's) and the CONFIG cases of tests/server/test_server.c.
  */
-#include "server/server_internal.h"
+#include "server/cmd.h"
+#include "server/config.h"
+#include "server/conn.h"
+#include "server/db.h"
+#include "server/evict.h"
+#include "server/log.h"
+#include "server/net.h"
+#include "server/persist.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/stats.h"
+#include "server/util.h"
 
 #include <errno.h>
 #include <limits.h>

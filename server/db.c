@@ -12,7 +12,13 @@
 #include "server/db.h"
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
-#include "server/server_internal.h"
+#include "server/config.h"
+#include "server/conn.h"
+#include "server/db.h"
+#include "server/net.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/util.h"
 
 #include <errno.h>
 #include <limits.h>

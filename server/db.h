@@ -14,6 +14,7 @@
 #define SERVER_DB_H
 
 #include "hashtable/ht.h"
+#include "server/net.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -71,4 +72,8 @@ static inline long long wrap_add(long long a, long long b)
 	return (long long)((unsigned long long)a + (unsigned long long)b);
 }
 
-#endif
+/* Count @n keys written by the running command (Redis's server.dirty); the
+ * command's worker only. */
+#define SRV_DIRTY(c, n) STAT_ADD((c)->w->st.dirty, (unsigned long long)(n))
+
+#endif /* SERVER_DB_H */

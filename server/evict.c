@@ -43,7 +43,16 @@
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
 #include "server/mem.h"
-#include "server/server_internal.h"
+#include "server/cmd.h"
+#include "server/config.h"
+#include "server/conn.h"
+#include "server/db.h"
+#include "server/evict.h"
+#include "server/log.h"
+#include "server/mem.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/util.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -19,10 +19,22 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
+#include "server/cmd.h"
+#include "server/config.h"
+#include "server/conn.h"
+#include "server/db.h"
+#include "server/evict.h"
+#include "server/info.h"
 #include "server/lathist.h"
 #include "server/mem.h"
-#include "server/server_internal.h"
+#include "server/net.h"
+#include "server/persist.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/stats.h"
+#include "server/util.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -7,8 +7,11 @@
  * different threads never interleave; no lock is taken.  The verbosity is read
  * from g_cfg.loglevel (atomic, CONFIG SET may change it).
  */
-#include "server/server_internal.h"
+#include "server/config.h"
+#include "server/log.h"
+#include "server/server.h"
 
+#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -25,7 +25,17 @@
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
 #include "server/mem.h"
-#include "server/server_internal.h"
+#include "server/cmd.h"
+#include "server/config.h"
+#include "server/db.h"
+#include "server/evict.h"
+#include "server/info.h"
+#include "server/log.h"
+#include "server/mem.h"
+#include "server/net.h"
+#include "server/persist.h"
+#include "server/server.h"
+#include "server/util.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -43,6 +53,9 @@
 #include <jemalloc/jemalloc.h>
 #include <stdbool.h>
 #endif
+
+/* The process state (server.h): main.c owns it. */
+struct server g_srv;
 
 static struct event *ev_cron, *ev_sigterm, *ev_sigint, *ev_shutdown;
 static volatile int cron_due;

@@ -30,9 +30,12 @@
  * in-flight figure) and tests/server/test_stats.sh (INFO memory's layout).
  */
 #define RCU_FLAVOR_QSBR
+#include "server/cmd.h"
+#include "server/db.h"
 #include "server/mem.h"
-#include "hashtable/ht.h"
-#include "server/server_internal.h"
+#include "server/net.h"
+#include "server/server.h"
+#include "server/util.h"
 
 #include <malloc.h>
 #include <pthread.h>

@@ -33,7 +33,17 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
-#include "server/server_internal.h"
+#include "server/cmd.h"
+#include "server/config.h"
+#include "server/conn.h"
+#include "server/db.h"
+#include "server/log.h"
+#include "server/net.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/stats.h"
+#include "server/tls.h"
+#include "server/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,7 +63,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-struct server g_srv;
 pthread_mutex_t g_clients_lock = PTHREAD_MUTEX_INITIALIZER;
 struct conn *g_clients;
 
@@ -67,19 +76,6 @@ static inline void conn_online(struct worker *w)
 		rcu_thread_online();
 		w->online = 1;
 	}
-}
-
-unsigned long long stats_total(size_t off)
-{
-	unsigned long long t = 0;
-
-	for (int i = 0; i < g_srv.nworkers; i++) {
-		_Atomic unsigned long long *p =
-		    (_Atomic unsigned long long *)(void *)((char *)&g_srv.workers[i].st + off);
-
-		t += atomic_load_explicit(p, memory_order_relaxed);
-	}
-	return t;
 }
 
 static void notify(int fd)

@@ -44,8 +44,18 @@
 #define RCU_FLAVOR_QSBR
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
+#include "server/cmd.h"
+#include "server/config.h"
+#include "server/conn.h"
+#include "server/db.h"
+#include "server/log.h"
+#include "server/net.h"
+#include "server/persist.h"
 #include "server/rdb.h"
-#include "server/server_internal.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/stats.h"
+#include "server/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

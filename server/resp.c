@@ -12,8 +12,17 @@
  *
  * Hostile input is tested by tests/server/test_server.c (protocol section).
  */
-#include "server/server_internal.h"
+#include "server/cmd.h"
+#include "server/config.h"
+#include "server/conn.h"
+#include "server/log.h"
+#include "server/net.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/stats.h"
+#include "server/util.h"
 
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

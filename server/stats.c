@@ -35,8 +35,14 @@
  * Tested by tests/server/test_stats.sh (exact counts after known sequences,
  * RESETSTAT, concurrent clients on both workers) and test_lathist.c.
  */
+#include "server/cmd.h"
+#include "server/config.h"
 #include "server/lathist.h"
-#include "server/server_internal.h"
+#include "server/log.h"
+#include "server/net.h"
+#include "server/server.h"
+#include "server/stats.h"
+#include "server/util.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -476,4 +482,17 @@ int stats_pctl_copy(double **out)
 		memcpy(*out, pctl, (size_t)n * sizeof(**out));
 	pthread_mutex_unlock(&pctl_lock);
 	return n;
+}
+
+unsigned long long stats_total(size_t off)
+{
+	unsigned long long t = 0;
+
+	for (int i = 0; i < g_srv.nworkers; i++) {
+		_Atomic unsigned long long *p =
+		    (_Atomic unsigned long long *)(void *)((char *)&g_srv.workers[i].st + off);
+
+		t += atomic_load_explicit(p, memory_order_relaxed);
+	}
+	return t;
 }

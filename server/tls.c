@@ -4,13 +4,16 @@
  * tls-protocols) and non-blocking per-connection reads and writes.
  *
  * Linked only into rcukv-server: net.c refers to these functions through weak
- * declarations (see server_internal.h), so programs that link net.c without
+ * declarations (see server/tls.h), so programs that link net.c without
  * this file (the fuzz harnesses) have no TLS and need no libssl.
  * A connection's SSL object is touched only by the worker owning it; the
  * context is built once by the main thread before the workers start.
  * Tested by tests/server/test_tls.sh.
  */
-#include "server/server_internal.h"
+#include "server/config.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/tls.h"
 
 #include <errno.h>
 #include <openssl/err.h>

@@ -5,8 +5,10 @@
  * Pure functions, thread-safe.  Exercised by tests/server/test_server.c
  * through the commands that parse numbers and patterns.
  */
-#include "server/server_internal.h"
+#include "server/server.h"
+#include "server/util.h"
 
+#include <stdarg.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>

@@ -28,6 +28,7 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
+#include "server/db.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #include <hiredis/hiredis.h>

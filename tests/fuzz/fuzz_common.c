@@ -12,6 +12,7 @@
  * (notes/fuzz-needs.txt).
  */
 #include "tests/fuzz/fuzz_common.h"
+#include "server/log.h"
 
 #include <sanitizer/asan_interface.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+/* The harnesses have no main.c: the process state is theirs. */
+struct server g_srv;
 struct worker fz_worker;
 
 void fz_fail(const char *fmt, ...)

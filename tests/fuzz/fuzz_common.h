@@ -17,7 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "server/server_internal.h"
+#include "server/cmd.h"
+#include "server/config.h"
+#include "server/conn.h"
+#include "server/net.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/util.h"
 
 struct fz_input {
 	unsigned flags;

@@ -5,7 +5,8 @@
  * start-up (cmd_init_rows()) exits 1 with that message instead of serving a
  * malformed table.
  */
-#include "server/server_internal.h"
+#include "server/cmd.h"
+#include "server/server.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,0 +1,65 @@
+/*
+ * persist.h - RDB snapshots, save points, loading at start-up and SHUTDOWN's
+ * save (persist.c; the format is rdb.c's).  See the comment at the top of
+ * persist.c and docs/snapshots.md.
+ */
+#ifndef SERVER_PERSIST_H
+#define SERVER_PERSIST_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "server/server.h"
+
+/* persistence (persist.c): RDB snapshots, see the comment at its top.
+ * The config hooks are weak, as tls.c's: programs that link config.c without
+ * the keyspace (tests/fuzz fuzz_resp) need neither persist.c nor rdb.c;
+ * config.c checks them against NULL. */
+void persist_init(void);
+__attribute__((weak)) void persist_cfg_defaults(void);
+/* CONFIG/config file: "save", "dir", "dbfilename".  Return NULL or the
+ * reason; @apply 0 only validates. */
+__attribute__((weak)) const char *persist_cfg_set(const char *name, int argc, char **argv,
+						  int from_file, int apply);
+__attribute__((weak)) void persist_cfg_get(const char *name, char *buf, size_t len);
+__attribute__((weak)) void persist_fini(void);
+/* Start-up, main thread, after the listeners and workers, before the main
+ * loop: starts the loader thread when <dir>/<dbfilename> exists (g_srv.loading
+ * 1 until it is done).  A bad dump makes the loader log the reason and ask for
+ * shutdown; persist_shutdown() then returns -1 (exit status 1). */
+void persist_load_start(void);
+/* Main thread: join a loader that has finished; 1 once the data set is served
+ * (no dump, or a load that succeeded), else 0. */
+int persist_load_poll(void);
+/* Acquire: pairs with the loader's release store after its last insert, so a
+ * command that sees 0 sees every loaded key. */
+static inline int persist_loading(void)
+{
+	return atomic_load_explicit(&g_srv.loading, memory_order_acquire);
+}
+void persist_cron(void); /* main thread */
+void persist_info(char *buf, size_t len);
+/* SHUTDOWN [NOSAVE|SAVE] [FORCE]: mode -1 never save, 0 save if save points
+ * are set, 1 always; force: a failed save does not keep the server up. */
+void persist_set_shutdown_mode(int mode, int force);
+/* Main thread: would persist_shutdown() save?  (Not while loading.) */
+int persist_shutdown_saves(void);
+/* Main thread, with no command running (workers paused or stopped): stops a
+ * running load (no save then, as Redis while loading), or saves as
+ * SHUTDOWN/save points say.  0 (also a failed save under FORCE), -errno
+ * (the save failed: Redis stays up), or -1 after a failed load.  Resets the
+ * SHUTDOWN mode. */
+int persist_shutdown(void);
+/* The path a save started now would write first ("<dir>/temp-<pid>.rdb"). */
+void persist_temp_path(char *buf, size_t len);
+/* 1 if write commands (and PING) must answer MISCONF */
+int persist_writes_denied(void);
+void persist_flushall(void); /* FLUSHALL: save now if save points are set */
+#define ERR_MISCONF                                                                                \
+	"-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "      \
+	"persist to disk. Commands that may modify the data set are disabled, because this "     \
+	"instance is configured to report errors during writes if RDB snapshotting fails "       \
+	"(stop-writes-on-bgsave-error option). Please check the Redis logs for details about "   \
+	"the RDB error."
+
+#endif /* SERVER_PERSIST_H */

@@ -30,6 +30,7 @@
  * in-flight figure) and tests/server/test_stats.sh (INFO memory's layout).
  */
 #define RCU_FLAVOR_QSBR
+#include "server/client.h"
 #include "server/cmd.h"
 #include "server/db.h"
 #include "server/mem.h"

@@ -24,15 +24,14 @@
  * goes offline before blocking in epoll; the read and write callbacks come back
  * online before running commands (conn_online()).
  *
- * The client registry (g_clients, g_clients_lock) lists every connection for
- * CLIENT LIST/KILL and INFO; it is taken on connect, close, CLIENT SETNAME and
- * by those commands only.  Lock order: g_clients_lock, then nothing.
+ * Every connection is in the client registry (client.h) from accept to close.
  *
  * Shutdown (net_stop): listeners close, each worker flushes what it can to its
  * clients, closes them, reports a last quiescent state, unregisters and exits.
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
+#include "server/client.h"
 #include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
@@ -63,8 +62,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-pthread_mutex_t g_clients_lock = PTHREAD_MUTEX_INITIALIZER;
-struct conn *g_clients;
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_write(evutil_socket_t fd, short what, void *arg);
@@ -197,12 +194,7 @@ static void conn_new(struct worker *w, int fd, int kind)
 	w->conns = c;
 	atomic_fetch_add_explicit(&w->nconns, 1, memory_order_relaxed);
 
-	pthread_mutex_lock(&g_clients_lock);
-	c->gnext = g_clients;
-	if (g_clients)
-		g_clients->gprev = c;
-	g_clients = c;
-	pthread_mutex_unlock(&g_clients_lock);
+	client_register(c);
 	STAT_ADD(w->st.conns_received, 1);
 	srv_log(LL_VERBOSE, "Accepted %s", c->addr);
 }
@@ -230,16 +222,7 @@ void conn_close(struct conn *c)
 		c->fqueued = 0;
 	}
 
-	pthread_mutex_lock(&g_clients_lock);
-	if (c->gprev)
-		c->gprev->gnext = c->gnext;
-	else
-		g_clients = c->gnext;
-	if (c->gnext)
-		c->gnext->gprev = c->gprev;
-	free(c->name);
-	c->name = NULL;
-	pthread_mutex_unlock(&g_clients_lock);
+	client_unregister(c);
 
 	if (c->wprev)
 		c->wprev->wnext = c->wnext;

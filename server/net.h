@@ -72,12 +72,6 @@ struct worker {
 	char pad[64];
 };
 
-extern pthread_mutex_t g_clients_lock;
-extern struct conn *g_clients;
-
-/* Bytes held by every connection's buffers (INFO mem_clients_normal); any
- * thread, under g_clients_lock. */
-size_t client_mem_total(void);
 
 void net_init(void);
 int net_listen(void);

@@ -12,6 +12,7 @@
  * (notes/fuzz-needs.txt).
  */
 #include "tests/fuzz/fuzz_common.h"
+#include "server/client.h"
 #include "server/log.h"
 
 #include <sanitizer/asan_interface.h>
@@ -94,12 +95,7 @@ struct conn *fz_conn_new(void)
 	snprintf(c->addr, sizeof(c->addr), "127.0.0.1:%d", 40000 + (int)(c->id % 20000));
 	snprintf(c->laddr, sizeof(c->laddr), "127.0.0.1:6379");
 	c->reading = 1;
-	pthread_mutex_lock(&g_clients_lock);
-	c->gnext = g_clients;
-	if (g_clients)
-		g_clients->gprev = c;
-	g_clients = c;
-	pthread_mutex_unlock(&g_clients_lock);
+	client_register(c);
 	atomic_fetch_add_explicit(&g_srv.nclients, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&fz_worker.nconns, 1, memory_order_relaxed);
 	return c;
@@ -107,16 +103,7 @@ struct conn *fz_conn_new(void)
 
 void fz_conn_free(struct conn *c)
 {
-	pthread_mutex_lock(&g_clients_lock);
-	if (c->gprev)
-		c->gprev->gnext = c->gnext;
-	else
-		g_clients = c->gnext;
-	if (c->gnext)
-		c->gnext->gprev = c->gprev;
-	free(c->name);
-	c->name = NULL;
-	pthread_mutex_unlock(&g_clients_lock);
+	client_unregister(c);
 	atomic_fetch_sub_explicit(&g_srv.nclients, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&fz_worker.nconns, 1, memory_order_relaxed);
 	if (c->qbuf)

@@ -198,8 +198,9 @@ __attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *s, cons
 
 /* cmdstat_<name>:calls=..., for each command called or rejected since the
  * last RESETSTAT (Redis 7.0's fields and float formatting) */
-static void info_commandstats(struct sbuf *s)
+static void info_commandstats(struct sbuf *s, long long now)
 {
+	(void)now;
 	for (int i = 0; i < stats_nslots(); i++) {
 		struct stats_cmd_sum t;
 
@@ -215,11 +216,12 @@ static void info_commandstats(struct sbuf *s)
 	}
 }
 
-static void info_errorstats(struct sbuf *s)
+static void info_errorstats(struct sbuf *s, long long now)
 {
 	struct stats_err_sum e[STATS_ERR_TYPES];
 	int n = stats_errors(e, STATS_ERR_TYPES);
 
+	(void)now;
 	for (int i = 0; i < n; i++)
 		sb_printf(s, "errorstat_%s:count=%llu\r\n", e[i].name, e[i].count);
 }
@@ -252,277 +254,320 @@ static void info_latencystats(struct sbuf *s)
 	free(h);
 }
 
-static int want(const char *sec, int argc, struct conn *c, int is_default)
+/* The sections INFO knows, in the order it prints them.  @in_default: part
+ * of INFO, INFO default (and so of all and everything); commandstats and
+ * latencystats are printed only when asked for, or by all / everything.
+ * @print: the fields (NULL: a header only, as Modules with none loaded). */
+struct info_section {
+	const char *name, *title;
+	int in_default;
+	void (*print)(struct sbuf *s, long long now);
+};
+
+static void info_server(struct sbuf *s, long long now)
+{
+	struct utsname un;
+	char mono[64];
+
+	uname(&un);
+	monotonic_name(mono, sizeof(mono));
+	sb_printf(
+	    s,
+	    "redis_version:%s\r\nrcukv_version:%s\r\nredis_git_sha1:00000000\r\n"
+	    "redis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\n"
+	    "os:%s %s %s\r\narch_bits:%d\r\nmonotonic_clock:%s\r\n"
+	    "multiplexing_api:epoll\r\n"
+	    "atomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\nprocess_id:%d\r\n"
+	    "process_supervised:no\r\nrun_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\n"
+	    "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%lld\r\nconfigured_hz:%"
+	    "lld\r\nlru_clock:%lld\r\n"
+	    "executable:%s\r\nconfig_file:%s\r\nio_threads_active:0\r\nthreads:%d\r\n"
+	    "rcu_flavor:%s\r\n",
+	    REDIS_COMPAT_VERSION, RCUKV_VERSION, un.sysname, un.release, un.machine,
+	    (int)(sizeof(long) * 8), mono, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+	    (int)g_srv.pid, g_srv.runid, g_cfg.port, util_ustime(),
+	    (now - g_srv.start_ms) / 1000, (now - g_srv.start_ms) / 86400000,
+	    atomic_load(&g_cfg.hz), atomic_load(&g_cfg.hz),
+	    /* Redis's LRU clock: seconds, 24 bits (rcukv's own counts 10 ms) */
+	    (now / 1000) & 0xffffff, g_srv.executable,
+	    g_cfg.config_file ? g_cfg.config_file : "", g_srv.nworkers, RCU_FLAVOR_NAME);
+}
+
+static void info_clients(struct sbuf *s, long long now)
+{
+	(void)now;
+	sb_printf(
+	    s,
+	    "connected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%"
+	    "lld\r\n"
+	    "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"
+	    "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+	    atomic_load(&g_srv.nclients),
+	    atomic_load(&g_cfg.maxclients));
+}
+
+static void info_memory(struct sbuf *s, long long now)
+{
+	(void)now;
+	struct mem_figures m;
+	unsigned long long sysmem = mem_system_total();
+	char h_used[32], h_rss[32], h_peak[32], h_sys[32], h_max[32], h_zero[32];
+	long long maxmem = atomic_load(&g_cfg.maxmemory);
+
+	mem_figures(&m);
+	human(h_used, sizeof(h_used), (double)m.used);
+	human(h_rss, sizeof(h_rss), (double)m.rss);
+	human(h_peak, sizeof(h_peak), (double)m.peak);
+	human(h_sys, sizeof(h_sys), (double)sysmem);
+	human(h_max, sizeof(h_max), (double)maxmem);
+	human(h_zero, sizeof(h_zero), 0);
+	sb_printf(s,
+		  "used_memory:%zu\r\nused_memory_human:%s\r\n"
+		  "used_memory_rss:%zu\r\nused_memory_rss_human:%s\r\n"
+		  "used_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
+		  "used_memory_peak_perc:%.2f%%\r\nused_memory_overhead:%zu\r\n"
+		  "used_memory_startup:%zu\r\nused_memory_dataset:%zu\r\n"
+		  "used_memory_dataset_perc:%.2f%%\r\nallocator_allocated:%zu\r\n"
+		  "allocator_active:%zu\r\nallocator_resident:%zu\r\n"
+		  "total_system_memory:%llu\r\ntotal_system_memory_human:%s\r\n",
+		  m.used, h_used, m.rss, h_rss, m.peak, h_peak,
+		  m.peak_perc, m.overhead, m.startup, m.dataset, m.dataset_perc,
+		  m.allocated, m.active, m.resident, sysmem, h_sys);
+	/* no Lua, no functions: Redis's figures for empty engines would
+	 * be its VMs' own; rcukv has none, so 0 */
+	sb_printf(s,
+		  "used_memory_lua:0\r\nused_memory_vm_eval:0\r\n"
+		  "used_memory_lua_human:%s\r\nused_memory_scripts_eval:0\r\n"
+		  "number_of_cached_scripts:0\r\nnumber_of_functions:0\r\n"
+		  "number_of_libraries:0\r\nused_memory_vm_functions:0\r\n"
+		  "used_memory_vm_total:0\r\nused_memory_vm_total_human:%s\r\n"
+		  "used_memory_functions:0\r\nused_memory_scripts:0\r\n"
+		  "used_memory_scripts_human:%s\r\n",
+		  h_zero, h_zero, h_zero);
+	/* lazyfree_*: rcukv frees every deleted entry after a grace period
+	 * on the RCU callback thread; those frees are the RCU section's
+	 * rcu_callbacks_*, not Redis's lazy free of big values, so 0 */
+	sb_printf(s,
+		  "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\n"
+		  "allocator_frag_ratio:%.2f\r\nallocator_frag_bytes:%lld\r\n"
+		  "allocator_rss_ratio:%.2f\r\nallocator_rss_bytes:%lld\r\n"
+		  "rss_overhead_ratio:%.2f\r\nrss_overhead_bytes:%lld\r\n"
+		  "mem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n"
+		  "mem_not_counted_for_evict:%zu\r\nmem_replication_backlog:0\r\n"
+		  "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\n"
+		  "mem_clients_normal:%zu\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\n"
+		  "mem_allocator:%s\r\nactive_defrag_running:0\r\n"
+		  "lazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+		  maxmem, h_max, evict_policy_names[atomic_load(&g_cfg.maxmemory_policy)],
+		  m.alloc_frag, m.alloc_frag_bytes, m.alloc_rss, m.alloc_rss_bytes,
+		  m.rss_overhead, m.rss_overhead_bytes, m.frag, m.frag_bytes,
+		  mem_not_counted(), m.clients_normal, mem_allocator_name());
+}
+
+static void info_persistence(struct sbuf *s, long long now)
+{
+	(void)now;
+	char pbuf[2048];
+
+	persist_info(pbuf, sizeof(pbuf));
+	sb_printf(s, "%s", pbuf);
+}
+
+static void info_stats(struct sbuf *s, long long now)
+{
+	(void)now;
+	double stale;
+	unsigned long long cap, cpu_ms, ex_total, ex_cur;
+
+	db_expire_stats(&stale, &cap, &cpu_ms);
+	evict_exceeded_time(&ex_total, &ex_cur);
+	sb_printf(
+	    s,
+	    "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
+	    "instantaneous_ops_per_sec:%lld\r\ntotal_net_input_bytes:%llu\r\n"
+	    "total_net_output_bytes:%llu\r\ntotal_net_repl_input_bytes:0\r\n"
+	    "total_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:%.2f\r\n"
+	    "instantaneous_output_kbps:%.2f\r\ninstantaneous_input_repl_kbps:0.00\r\n"
+	    "instantaneous_output_repl_kbps:0.00\r\nrejected_connections:%llu\r\n"
+	    "sync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n"
+	    "expired_keys:%llu\r\nexpired_stale_perc:%.2f\r\n"
+	    "expired_time_cap_reached_count:%llu\r\nexpire_cycle_cpu_milliseconds:%llu\r\n"
+	    "evicted_keys:%llu\r\nevicted_clients:0\r\n"
+	    "total_eviction_exceeded_time:%llu\r\n"
+	    "current_eviction_exceeded_time:%llu\r\nkeyspace_hits:%llu\r\n"
+	    "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n",
+	    STAT(conns_received), STAT(commands),
+	    inst_metric(INST_OPS), STAT(net_in), STAT(net_out),
+	    (double)inst_metric(INST_NET_IN) / 1024,
+	    (double)inst_metric(INST_NET_OUT) / 1024,
+	    atomic_load(&g_srv.rejected_conns) - atomic_load(&base_rejected),
+	    db_expired_total() - atomic_load(&base_expired), stale, cap, cpu_ms,
+	    evict_evicted_keys(), ex_total, ex_cur, STAT(keyspace_hits),
+	    STAT(keyspace_misses));
+	/* saves run in a thread (persist.c), never a fork: no fork fields;
+	 * io_threaded_*: the workers are not Redis's io-threads (which
+	 * only read and write for the main thread; io_threads_active:0) */
+	sb_printf(s,
+		  "pubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\n"
+		  "migrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\n"
+		  "active_defrag_hits:0\r\nactive_defrag_misses:0\r\n"
+		  "active_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\n"
+		  "total_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\n"
+		  "tracking_total_keys:0\r\ntracking_total_items:0\r\n"
+		  "tracking_total_prefixes:0\r\nunexpected_error_replies:0\r\n"
+		  "total_error_replies:%llu\r\ndump_payload_sanitizations:0\r\n"
+		  "total_reads_processed:%llu\r\ntotal_writes_processed:%llu\r\n"
+		  "io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n"
+		  "reply_buffer_shrinks:%llu\r\nreply_buffer_expands:%llu\r\n",
+		  STAT(errors), STAT(reads), STAT(writes), STAT(reply_shrinks),
+		  STAT(reply_expands));
+}
+
+static void info_replication(struct sbuf *s, long long now)
+{
+	(void)now;
+	/* a master without replicas; repl_backlog_size: Redis's default
+	 * repl-backlog-size (no backlog is ever created) */
+	sb_printf(s,
+		  "role:master\r\nconnected_slaves:0\r\n"
+		  "master_failover_state:no-failover\r\nmaster_replid:%s\r\n"
+		  "master_replid2:0000000000000000000000000000000000000000\r\n"
+		  "master_repl_offset:0\r\nsecond_repl_offset:-1\r\n"
+		  "repl_backlog_active:0\r\nrepl_backlog_size:1048576\r\n"
+		  "repl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
+		  g_srv.replid);
+}
+
+static void info_cpu(struct sbuf *s, long long now)
+{
+	(void)now;
+	struct rusage ru, ch;
+	long long mu = 0, ms = 0;
+
+	getrusage(RUSAGE_SELF, &ru);
+	getrusage(RUSAGE_CHILDREN, &ch);
+	/*
+	 * *_main_thread: Redis's main thread is its event loop, where
+	 * every command runs and connections are accepted, so
+	 * used_cpu_* minus it is the work of its other threads.  rcukv's
+	 * event loops are the main thread (accept, cron) and the
+	 * workers (commands): their sum keeps that meaning (the rest is
+	 * the RCU callback, save and allocator threads).  The main
+	 * thread alone would stay near 0 under any load.  Read from
+	 * /proc (RUSAGE_THREAD sees only the caller), in clock ticks.
+	 */
+	thread_cpu((int)g_srv.pid, &mu, &ms);
+	for (int i = 0; i < g_srv.nworkers; i++) {
+		int tid = atomic_load_explicit(&g_srv.workers[i].tid, memory_order_relaxed);
+
+		if (tid)
+			thread_cpu(tid, &mu, &ms);
+	}
+	sb_printf(
+	    s,
+	    "used_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n"
+	    "used_cpu_sys_children:%ld.%06ld\r\nused_cpu_user_children:%ld.%06ld\r\n"
+	    "used_cpu_sys_main_thread:%lld.%06lld\r\n"
+	    "used_cpu_user_main_thread:%lld.%06lld\r\n",
+	    (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
+	    (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec, (long)ch.ru_stime.tv_sec,
+	    (long)ch.ru_stime.tv_usec, (long)ch.ru_utime.tv_sec, (long)ch.ru_utime.tv_usec,
+	    ms / 1000000, ms % 1000000, mu / 1000000, mu % 1000000);
+}
+
+static void info_rcu(struct sbuf *s, long long now)
+{
+	(void)now;
+	struct rcu_stats st;
+
+	rcu_get_stats(&st);
+	sb_printf(s,
+		  "rcu_flavor:%s\r\nrcu_grace_periods:%lu\r\n"
+		  "rcu_gp_last_latency_usec:%llu\r\nrcu_gp_max_latency_usec:%llu\r\n"
+		  "rcu_callbacks_queued:%lu\r\nrcu_callbacks_invoked:%lu\r\n"
+		  "rcu_callbacks_pending:%lu\r\nrcu_callbacks_pending_hwm:%lu\r\n"
+		  "rcu_callbacks_throttled:%lu\r\nrcu_callback_batches:%lu\r\n"
+		  "rcu_readers:%lu\r\nrcu_stalls:%lu\r\nrcu_callback_limit:%lld\r\n",
+		  RCU_FLAVOR_NAME, st.gp_completed,
+		  st.gp_last_ns / 1000, st.gp_max_ns / 1000, st.cb_queued, st.cb_invoked,
+		  st.cb_pending, st.cb_pending_hwm, st.cb_throttled, st.cb_batches,
+		  st.readers, st.stalls, atomic_load(&g_cfg.rcu_callback_limit));
+}
+
+static void info_latency_section(struct sbuf *s, long long now)
+{
+	(void)now;
+	if (atomic_load_explicit(&g_cfg.latency_tracking, memory_order_relaxed))
+		info_latencystats(s);
+}
+
+static void info_cluster(struct sbuf *s, long long now)
+{
+	(void)now;
+	sb_printf(s, "cluster_enabled:0\r\n");
+}
+
+static void info_keyspace(struct sbuf *s, long long now)
+{
+	(void)now;
+	unsigned long long keys = db_size();
+
+	if (keys)
+		sb_printf(s, "db0:keys=%llu,expires=%llu,avg_ttl=%lld\r\n", keys,
+			  db_expires(), db_avg_ttl());
+}
+
+static const struct info_section sections[] = {
+	{"server", "Server", 1, info_server},
+	{"clients", "Clients", 1, info_clients},
+	{"memory", "Memory", 1, info_memory},
+	{"persistence", "Persistence", 1, info_persistence},
+	{"stats", "Stats", 1, info_stats},
+	{"replication", "Replication", 1, info_replication},
+	{"cpu", "CPU", 1, info_cpu},
+	{"rcu", "RCU", 1, info_rcu},
+	{"modules", "Modules", 1, NULL},
+	{"commandstats", "Commandstats", 0, info_commandstats},
+	{"errorstats", "Errorstats", 1, info_errorstats},
+	{"latencystats", "Latencystats", 0, info_latency_section},
+	{"cluster", "Cluster", 1, info_cluster},
+	{"keyspace", "Keyspace", 1, info_keyspace},
+};
+
+/* Is @sec asked for by the arguments of INFO?  No argument is "default";
+ * "all" and "everything" take every section (rcukv has no module sections
+ * for "everything" to add); names are case-insensitive and may repeat. */
+static int want(const struct info_section *sec, int argc, struct conn *c)
 {
 	if (argc <= 1)
-		return is_default;
+		return sec->in_default;
 	for (int j = 1; j < argc; j++) {
-		if (util_strcaseeq(ARGV(c, j), ARGL(c, j), sec))
+		if (util_strcaseeq(ARGV(c, j), ARGL(c, j), sec->name))
 			return 1;
 		if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "all") ||
 		    util_strcaseeq(ARGV(c, j), ARGL(c, j), "everything") ||
-		    (util_strcaseeq(ARGV(c, j), ARGL(c, j), "default") && is_default))
+		    (util_strcaseeq(ARGV(c, j), ARGL(c, j), "default") && sec->in_default))
 			return 1;
 	}
 	return 0;
 }
 
+/* INFO [section ...]: the sections asked for, each "# Title" and its fields,
+ * separated by an empty line; unknown names add nothing (as Redis). */
 void cmd_info(struct conn *c, int argc)
 {
 	struct sbuf s = {xmalloc(4096), 0, 4096};
 	long long now = util_mstime();
-	int sections = 0;
+	int n = 0;
 
-	if (want("server", argc, c, 1)) {
-		struct utsname un;
-		char mono[64];
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		const struct info_section *sec = &sections[i];
 
-		uname(&un);
-		monotonic_name(mono, sizeof(mono));
-		sb_printf(
-		    &s,
-		    "# "
-		    "Server\r\nredis_version:%s\r\nrcukv_version:%s\r\nredis_git_sha1:00000000\r\n"
-		    "redis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\n"
-		    "os:%s %s %s\r\narch_bits:%d\r\nmonotonic_clock:%s\r\n"
-		    "multiplexing_api:epoll\r\n"
-		    "atomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\nprocess_id:%d\r\n"
-		    "process_supervised:no\r\nrun_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\n"
-		    "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%lld\r\nconfigured_hz:%"
-		    "lld\r\nlru_clock:%lld\r\n"
-		    "executable:%s\r\nconfig_file:%s\r\nio_threads_active:0\r\nthreads:%d\r\n"
-		    "rcu_flavor:%s\r\n",
-		    REDIS_COMPAT_VERSION, RCUKV_VERSION, un.sysname, un.release, un.machine,
-		    (int)(sizeof(long) * 8), mono, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
-		    (int)g_srv.pid, g_srv.runid, g_cfg.port, util_ustime(),
-		    (now - g_srv.start_ms) / 1000, (now - g_srv.start_ms) / 86400000,
-		    atomic_load(&g_cfg.hz), atomic_load(&g_cfg.hz),
-		    /* Redis's LRU clock: seconds, 24 bits (rcukv's own counts 10 ms) */
-		    (now / 1000) & 0xffffff, g_srv.executable,
-		    g_cfg.config_file ? g_cfg.config_file : "", g_srv.nworkers, RCU_FLAVOR_NAME);
-		sections++;
-	}
-	if (want("clients", argc, c, 1)) {
-		sb_printf(
-		    &s,
-		    "%s# "
-		    "Clients\r\nconnected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%"
-		    "lld\r\n"
-		    "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"
-		    "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
-		    sections ? "\r\n" : "", atomic_load(&g_srv.nclients),
-		    atomic_load(&g_cfg.maxclients));
-		sections++;
-	}
-	if (want("memory", argc, c, 1)) {
-		struct mem_figures m;
-		unsigned long long sysmem = mem_system_total();
-		char h_used[32], h_rss[32], h_peak[32], h_sys[32], h_max[32], h_zero[32];
-		long long maxmem = atomic_load(&g_cfg.maxmemory);
-
-		mem_figures(&m);
-		human(h_used, sizeof(h_used), (double)m.used);
-		human(h_rss, sizeof(h_rss), (double)m.rss);
-		human(h_peak, sizeof(h_peak), (double)m.peak);
-		human(h_sys, sizeof(h_sys), (double)sysmem);
-		human(h_max, sizeof(h_max), (double)maxmem);
-		human(h_zero, sizeof(h_zero), 0);
-		sb_printf(&s,
-			  "%s# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\n"
-			  "used_memory_rss:%zu\r\nused_memory_rss_human:%s\r\n"
-			  "used_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
-			  "used_memory_peak_perc:%.2f%%\r\nused_memory_overhead:%zu\r\n"
-			  "used_memory_startup:%zu\r\nused_memory_dataset:%zu\r\n"
-			  "used_memory_dataset_perc:%.2f%%\r\nallocator_allocated:%zu\r\n"
-			  "allocator_active:%zu\r\nallocator_resident:%zu\r\n"
-			  "total_system_memory:%llu\r\ntotal_system_memory_human:%s\r\n",
-			  sections ? "\r\n" : "", m.used, h_used, m.rss, h_rss, m.peak, h_peak,
-			  m.peak_perc, m.overhead, m.startup, m.dataset, m.dataset_perc,
-			  m.allocated, m.active, m.resident, sysmem, h_sys);
-		/* no Lua, no functions: Redis's figures for empty engines would
-		 * be its VMs' own; rcukv has none, so 0 */
-		sb_printf(&s,
-			  "used_memory_lua:0\r\nused_memory_vm_eval:0\r\n"
-			  "used_memory_lua_human:%s\r\nused_memory_scripts_eval:0\r\n"
-			  "number_of_cached_scripts:0\r\nnumber_of_functions:0\r\n"
-			  "number_of_libraries:0\r\nused_memory_vm_functions:0\r\n"
-			  "used_memory_vm_total:0\r\nused_memory_vm_total_human:%s\r\n"
-			  "used_memory_functions:0\r\nused_memory_scripts:0\r\n"
-			  "used_memory_scripts_human:%s\r\n",
-			  h_zero, h_zero, h_zero);
-		/* lazyfree_*: rcukv frees every deleted entry after a grace period
-		 * on the RCU callback thread; those frees are the RCU section's
-		 * rcu_callbacks_*, not Redis's lazy free of big values, so 0 */
-		sb_printf(&s,
-			  "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\n"
-			  "allocator_frag_ratio:%.2f\r\nallocator_frag_bytes:%lld\r\n"
-			  "allocator_rss_ratio:%.2f\r\nallocator_rss_bytes:%lld\r\n"
-			  "rss_overhead_ratio:%.2f\r\nrss_overhead_bytes:%lld\r\n"
-			  "mem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n"
-			  "mem_not_counted_for_evict:%zu\r\nmem_replication_backlog:0\r\n"
-			  "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\n"
-			  "mem_clients_normal:%zu\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\n"
-			  "mem_allocator:%s\r\nactive_defrag_running:0\r\n"
-			  "lazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
-			  maxmem, h_max, evict_policy_names[atomic_load(&g_cfg.maxmemory_policy)],
-			  m.alloc_frag, m.alloc_frag_bytes, m.alloc_rss, m.alloc_rss_bytes,
-			  m.rss_overhead, m.rss_overhead_bytes, m.frag, m.frag_bytes,
-			  mem_not_counted(), m.clients_normal, mem_allocator_name());
-		sections++;
-	}
-	if (want("persistence", argc, c, 1)) {
-		char pbuf[2048];
-
-		persist_info(pbuf, sizeof(pbuf));
-		sb_printf(&s, "%s# Persistence\r\n%s", sections ? "\r\n" : "", pbuf);
-		sections++;
-	}
-	if (want("stats", argc, c, 1)) {
-		double stale;
-		unsigned long long cap, cpu_ms, ex_total, ex_cur;
-
-		db_expire_stats(&stale, &cap, &cpu_ms);
-		evict_exceeded_time(&ex_total, &ex_cur);
-		sb_printf(
-		    &s,
-		    "%s# "
-		    "Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
-		    "instantaneous_ops_per_sec:%lld\r\ntotal_net_input_bytes:%llu\r\n"
-		    "total_net_output_bytes:%llu\r\ntotal_net_repl_input_bytes:0\r\n"
-		    "total_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:%.2f\r\n"
-		    "instantaneous_output_kbps:%.2f\r\ninstantaneous_input_repl_kbps:0.00\r\n"
-		    "instantaneous_output_repl_kbps:0.00\r\nrejected_connections:%llu\r\n"
-		    "sync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n"
-		    "expired_keys:%llu\r\nexpired_stale_perc:%.2f\r\n"
-		    "expired_time_cap_reached_count:%llu\r\nexpire_cycle_cpu_milliseconds:%llu\r\n"
-		    "evicted_keys:%llu\r\nevicted_clients:0\r\n"
-		    "total_eviction_exceeded_time:%llu\r\n"
-		    "current_eviction_exceeded_time:%llu\r\nkeyspace_hits:%llu\r\n"
-		    "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n",
-		    sections ? "\r\n" : "", STAT(conns_received), STAT(commands),
-		    inst_metric(INST_OPS), STAT(net_in), STAT(net_out),
-		    (double)inst_metric(INST_NET_IN) / 1024,
-		    (double)inst_metric(INST_NET_OUT) / 1024,
-		    atomic_load(&g_srv.rejected_conns) - atomic_load(&base_rejected),
-		    db_expired_total() - atomic_load(&base_expired), stale, cap, cpu_ms,
-		    evict_evicted_keys(), ex_total, ex_cur, STAT(keyspace_hits),
-		    STAT(keyspace_misses));
-		/* saves run in a thread (persist.c), never a fork: no fork fields;
-		 * io_threaded_*: the workers are not Redis's io-threads (which
-		 * only read and write for the main thread; io_threads_active:0) */
-		sb_printf(&s,
-			  "pubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\n"
-			  "migrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\n"
-			  "active_defrag_hits:0\r\nactive_defrag_misses:0\r\n"
-			  "active_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\n"
-			  "total_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\n"
-			  "tracking_total_keys:0\r\ntracking_total_items:0\r\n"
-			  "tracking_total_prefixes:0\r\nunexpected_error_replies:0\r\n"
-			  "total_error_replies:%llu\r\ndump_payload_sanitizations:0\r\n"
-			  "total_reads_processed:%llu\r\ntotal_writes_processed:%llu\r\n"
-			  "io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n"
-			  "reply_buffer_shrinks:%llu\r\nreply_buffer_expands:%llu\r\n",
-			  STAT(errors), STAT(reads), STAT(writes), STAT(reply_shrinks),
-			  STAT(reply_expands));
-		sections++;
-	}
-	if (want("replication", argc, c, 1)) {
-		/* a master without replicas; repl_backlog_size: Redis's default
-		 * repl-backlog-size (no backlog is ever created) */
-		sb_printf(&s,
-			  "%s# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"
-			  "master_failover_state:no-failover\r\nmaster_replid:%s\r\n"
-			  "master_replid2:0000000000000000000000000000000000000000\r\n"
-			  "master_repl_offset:0\r\nsecond_repl_offset:-1\r\n"
-			  "repl_backlog_active:0\r\nrepl_backlog_size:1048576\r\n"
-			  "repl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-			  sections ? "\r\n" : "", g_srv.replid);
-		sections++;
-	}
-	if (want("cpu", argc, c, 1)) {
-		struct rusage ru, ch;
-		long long mu = 0, ms = 0;
-
-		getrusage(RUSAGE_SELF, &ru);
-		getrusage(RUSAGE_CHILDREN, &ch);
-		/*
-		 * *_main_thread: Redis's main thread is its event loop, where
-		 * every command runs and connections are accepted, so
-		 * used_cpu_* minus it is the work of its other threads.  rcukv's
-		 * event loops are the main thread (accept, cron) and the
-		 * workers (commands): their sum keeps that meaning (the rest is
-		 * the RCU callback, save and allocator threads).  The main
-		 * thread alone would stay near 0 under any load.  Read from
-		 * /proc (RUSAGE_THREAD sees only the caller), in clock ticks.
-		 */
-		thread_cpu((int)g_srv.pid, &mu, &ms);
-		for (int i = 0; i < g_srv.nworkers; i++) {
-			int tid = atomic_load_explicit(&g_srv.workers[i].tid, memory_order_relaxed);
-
-			if (tid)
-				thread_cpu(tid, &mu, &ms);
-		}
-		sb_printf(
-		    &s,
-		    "%s# CPU\r\nused_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n"
-		    "used_cpu_sys_children:%ld.%06ld\r\nused_cpu_user_children:%ld.%06ld\r\n"
-		    "used_cpu_sys_main_thread:%lld.%06lld\r\n"
-		    "used_cpu_user_main_thread:%lld.%06lld\r\n",
-		    sections ? "\r\n" : "", (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
-		    (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec, (long)ch.ru_stime.tv_sec,
-		    (long)ch.ru_stime.tv_usec, (long)ch.ru_utime.tv_sec, (long)ch.ru_utime.tv_usec,
-		    ms / 1000000, ms % 1000000, mu / 1000000, mu % 1000000);
-		sections++;
-	}
-	if (want("rcu", argc, c, 1)) {
-		struct rcu_stats st;
-
-		rcu_get_stats(&st);
-		sb_printf(&s,
-			  "%s# RCU\r\nrcu_flavor:%s\r\nrcu_grace_periods:%lu\r\n"
-			  "rcu_gp_last_latency_usec:%llu\r\nrcu_gp_max_latency_usec:%llu\r\n"
-			  "rcu_callbacks_queued:%lu\r\nrcu_callbacks_invoked:%lu\r\n"
-			  "rcu_callbacks_pending:%lu\r\nrcu_callbacks_pending_hwm:%lu\r\n"
-			  "rcu_callbacks_throttled:%lu\r\nrcu_callback_batches:%lu\r\n"
-			  "rcu_readers:%lu\r\nrcu_stalls:%lu\r\nrcu_callback_limit:%lld\r\n",
-			  sections ? "\r\n" : "", RCU_FLAVOR_NAME, st.gp_completed,
-			  st.gp_last_ns / 1000, st.gp_max_ns / 1000, st.cb_queued, st.cb_invoked,
-			  st.cb_pending, st.cb_pending_hwm, st.cb_throttled, st.cb_batches,
-			  st.readers, st.stalls, atomic_load(&g_cfg.rcu_callback_limit));
-		sections++;
-	}
-	if (want("modules", argc, c, 1)) { /* no modules are loaded */
-		sb_printf(&s, "%s# Modules\r\n", sections ? "\r\n" : "");
-		sections++;
-	}
-	if (want("commandstats", argc, c, 0)) {
-		sb_printf(&s, "%s# Commandstats\r\n", sections ? "\r\n" : "");
-		info_commandstats(&s);
-		sections++;
-	}
-	if (want("errorstats", argc, c, 1)) {
-		sb_printf(&s, "%s# Errorstats\r\n", sections ? "\r\n" : "");
-		info_errorstats(&s);
-		sections++;
-	}
-	if (want("latencystats", argc, c, 0)) {
-		sb_printf(&s, "%s# Latencystats\r\n", sections ? "\r\n" : "");
-		if (atomic_load_explicit(&g_cfg.latency_tracking, memory_order_relaxed))
-			info_latencystats(&s);
-		sections++;
-	}
-	if (want("cluster", argc, c, 1)) {
-		sb_printf(&s, "%s# Cluster\r\ncluster_enabled:0\r\n", sections ? "\r\n" : "");
-		sections++;
-	}
-	if (want("keyspace", argc, c, 1)) {
-		unsigned long long keys = db_size();
-
-		sb_printf(&s, "%s# Keyspace\r\n", sections ? "\r\n" : "");
-		if (keys)
-			sb_printf(&s, "db0:keys=%llu,expires=%llu,avg_ttl=%lld\r\n", keys,
-				  db_expires(), db_avg_ttl());
-		sections++;
+		if (!want(sec, argc, c))
+			continue;
+		sb_printf(&s, "%s# %s\r\n", n++ ? "\r\n" : "", sec->title);
+		if (sec->print)
+			sec->print(&s, now);
 	}
 	reply_verbatim(c, s.p, s.len);
 	free(s.p);

@@ -162,6 +162,26 @@ void cmd_exists(struct conn *c, int argc)
 	reply_int(c, n);
 }
 
+/*
+ * TOUCH key [key ...]: the number of keys that exist.  Unlike EXISTS, each
+ * lookup is an access, as Redis's lookupKeyRead(): it refreshes the key's
+ * LRU/LFU word (OBJECT IDLETIME restarts from 0), counts a keyspace hit or
+ * miss, and an expired key is found missing.  Lock-free: ht_find_rcu() under
+ * the worker's read-side section, like GET.
+ */
+void cmd_touch(struct conn *c, int argc)
+{
+	long long n = 0;
+
+	for (int j = 1; j < argc; j++) {
+		int found = ht_find_rcu(g_db, K(j)) != NULL;
+
+		db_hit(c, found);
+		n += found;
+	}
+	reply_int(c, n);
+}
+
 void cmd_type(struct conn *c, int argc)
 {
 	(void)argc;

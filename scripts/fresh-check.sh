@@ -32,7 +32,7 @@ skipped() { skip=$((skip + 1)); echo "SKIP $*"; }
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 # check "what" 'shell expression': the whole expression is the check (one
-# quoted argument, as in tests/server/lib.sh)
+# quoted argument, as in scripts/lib.sh)
 check() {
 	if [ $# -ne 2 ]; then bad "$1 (check takes one quoted expression)"; return 1; fi
 	if eval "$2"; then ok "$1"; else bad "$1"; return 1; fi

@@ -19,26 +19,20 @@ B=${B:-build/release}
 T=$B/tests/server/test_rdb
 PORT_LAST=7349
 # shared counters, ok/bad/skip/check/summary
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../scripts/lib.sh"
 
-tmp=$(mktemp -d /tmp/rdb_redis.XXXXXX)
+scratch_init rdb_redis
 rpid=""
 port=""
 mounted=""
-cleanup() {
-	[ -n "$rpid" ] && kill "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
-	[ -n "$mounted" ] && umount "$mounted" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+at_exit '[ -n "$rpid" ] && kill "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null'
+at_exit '[ -n "$mounted" ] && umount "$mounted" 2>/dev/null'
 
-for tool in redis-server redis-cli redis-check-rdb "$T"; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "missing $tool (scripts/deps.sh test installs redis-server and redis-tools; make builds $T)"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-done
+if ! have_tools redis-server redis-cli redis-check-rdb "$T"; then
+	bad "missing $missing (scripts/deps.sh test installs redis-server and redis-tools; make builds $T)"
+	summary
+	exit 1
+fi
 
 cli() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }
 

@@ -32,7 +32,7 @@ B=${B:-build/release}
 SRV=$B/rcukv-server
 TS=$B/tests/server/test_server
 PORT_LAST=7449
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../scripts/lib.sh"
 scratch_init cache
 server_up "${CACHE_TEST_PORT:-}" 7400 --threads 2 --save ""
 

@@ -21,17 +21,10 @@ B=${B:-build/release}
 SRV=$B/rcukv-server
 TS=$B/tests/server/test_server
 PORT_LAST=7349
-. "$(dirname "$0")/lib.sh"
-tmp=$(mktemp -d /tmp/rcukv-sec.XXXXXX)
-pids=()
+. "$(dirname "$0")/../../scripts/lib.sh"
+scratch_init sec
 added_ip=0
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  if [ "$added_ip" = 1 ]; then ip addr del 10.77.0.1/32 dev lo 2>/dev/null; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+at_exit '[ "$added_ip" = 1 ] && ip addr del 10.77.0.1/32 dev lo 2>/dev/null'
 
 start() { # logname args...
   local log=$tmp/$1.log; shift

@@ -14,12 +14,11 @@ SRV=$B/rcukv-server
 case $SRV in /*) ;; *) SRV=$PWD/$SRV ;; esac
 PORT_LAST=7749
 # counters, ok/bad/skip/check/summary, free_port
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../scripts/lib.sh"
 
-tmp=$(mktemp -d /tmp/rcukv-startup.XXXXXX)
+scratch_init startup
 holder=""
-cleanup() { [ -n "$holder" ] && kill "$holder" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+at_exit '[ -n "$holder" ] && kill "$holder" 2>/dev/null'
 
 # Log lines without Redis's "pid:role dd Mon yyyy hh:mm:ss.mmm " prefix.
 strip() { sed -E 's/^[0-9]+:[A-Z] [0-9]+ [A-Za-z]+ [0-9]+ [0-9:.]+ //' "$1"; }

@@ -40,7 +40,7 @@ set -u
 B=${B:-build/release}
 SRV=$B/rcukv-server
 PORT_LAST=7648
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../scripts/lib.sh"
 scratch_init stats
 # FLUSHALL holds every stripe lock: past TSan's deadlock detector (as test_server)
 TSAN_OPTIONS=${TSAN_OPTIONS:-detect_deadlocks=0} \

@@ -17,37 +17,22 @@ set -u
 B=${B:-build/release}
 SRV=$B/rcukv-server
 PORT_LAST=7399
-. "$(dirname "$0")/lib.sh"
-if ! command -v openssl >/dev/null || ! redis-cli --help 2>&1 | grep -q -- '--tls'; then
+. "$(dirname "$0")/../../scripts/lib.sh"
+if ! have_tools openssl redis-cli || ! redis-cli --help 2>&1 | grep -q -- '--tls'; then
   skip "needs the openssl CLI and a redis-cli built with TLS"
   summary; exit 0
 fi
-tmp=$(mktemp -d /tmp/rcukv-tls.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+scratch_init tls
 
-# throwaway certificates (2 days)
-(
-  cd "$tmp" || exit 1
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout ca.key -out ca.crt -subj "/CN=rcukv test CA"
-  openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1"
-  openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out server.crt
-  openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj "/CN=client"
-  openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out client.crt
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout rogue.key -out rogue.crt -subj "/CN=rogue"
-) >"$tmp/openssl.log" 2>&1 || { bad "making certificates"; cat "$tmp/openssl.log"; summary; exit 1; }
+# throwaway certificates (2 days); the server's is cn.crt, the address as CN
+tls_certs "$tmp" || { bad "making certificates"; cat "$tmp/openssl.log"; summary; exit 1; }
 ok "throwaway CA, server and client certificates made"
 
 TLSC=(--tls --cacert "$tmp/ca.crt" --cert "$tmp/client.crt" --key "$tmp/client.key")
 
 P=$(free_port 7350); TP=$(free_port $((P + 1)))
-"$SRV" --port "$P" --tls-port "$TP" --threads 2 --tls-cert-file "$tmp/server.crt" \
-  --tls-key-file "$tmp/server.key" --tls-ca-cert-file "$tmp/ca.crt" >"$tmp/srv.log" 2>&1 &
+"$SRV" --port "$P" --tls-port "$TP" --threads 2 --tls-cert-file "$tmp/cn.crt" \
+  --tls-key-file "$tmp/cn.key" --tls-ca-cert-file "$tmp/ca.crt" >"$tmp/srv.log" 2>&1 &
 spid=$!; pids+=($spid)
 if wait_up "$P"; then
   ok "server up: plain $P, tls $TP"
@@ -89,8 +74,8 @@ fi
 
 # tls-auth-clients no + tls-protocols TLSv1.3
 P=$(free_port 7350); TP=$(free_port $((P + 1)))
-"$SRV" --port "$P" --tls-port "$TP" --threads 1 --tls-cert-file "$tmp/server.crt" \
-  --tls-key-file "$tmp/server.key" --tls-auth-clients no --tls-protocols TLSv1.3 >"$tmp/srv2.log" 2>&1 &
+"$SRV" --port "$P" --tls-port "$TP" --threads 1 --tls-cert-file "$tmp/cn.crt" \
+  --tls-key-file "$tmp/cn.key" --tls-auth-clients no --tls-protocols TLSv1.3 >"$tmp/srv2.log" 2>&1 &
 spid=$!; pids+=($spid)
 if wait_up "$P"; then
   r=$(redis-cli -p "$TP" --tls --cacert "$tmp/ca.crt" ping 2>&1)
@@ -103,7 +88,7 @@ else
   bad "second TLS server did not start"; sed 's/^/    | /' "$tmp/srv2.log"
 fi
 
-"$SRV" --port 0 --tls-port 7399 --tls-cert-file "$tmp/nonexistent.crt" --tls-key-file "$tmp/server.key" >"$tmp/bad.log" 2>&1; rc=$?
+"$SRV" --port 0 --tls-port 7399 --tls-cert-file "$tmp/nonexistent.crt" --tls-key-file "$tmp/cn.key" >"$tmp/bad.log" 2>&1; rc=$?
 check "missing certificate file: exit $rc, logged" '[ "$rc" = 1 ] && grep -q "Failed to load certificate" "$tmp/bad.log"'
 
 if grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$tmp"/*.log 2>/dev/null; then

@@ -17,25 +17,17 @@ B=${B:-build/release}
 SRV=$B/rcukv-server
 case $SRV in /*) ;; *) SRV=$PWD/$SRV ;; esac
 PORT_LAST=7729
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../scripts/lib.sh"
 
 if [ "${VARIANT:-release}" != release ]; then
   skip "valgrind runs on the release build only (this is ${VARIANT})"
   summary
   exit 0
 fi
-if ! command -v valgrind >/dev/null || ! command -v redis-benchmark >/dev/null; then
-  skip "needs valgrind and redis-benchmark (make test installs them)"
-  summary
-  exit 0
-fi
-tmp=$(mktemp -d /tmp/rcukv-vg.XXXXXX)
+skip_without "needs valgrind and redis-benchmark (make test installs them)" valgrind redis-benchmark
+scratch_init vg
 vpid=
-cleanup() {
-  [ -n "$vpid" ] && kill "$vpid" 2>/dev/null && wait "$vpid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+at_exit '[ -n "$vpid" ] && kill "$vpid" 2>/dev/null && wait "$vpid" 2>/dev/null'
 
 P=$(free_port 7700)
 valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible \

@@ -25,19 +25,8 @@
 set -u
 cd "$(dirname "$0")/.."
 top=$PWD
-pass=0
-fail=0
-skip=0
-skipped() { skip=$((skip + 1)); echo "SKIP $*"; }
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-# check "what" 'shell expression': the whole expression is the check (one
-# quoted argument, as in scripts/lib.sh)
-check() {
-	if [ $# -ne 2 ]; then bad "$1 (check takes one quoted expression)"; return 1; fi
-	if eval "$2"; then ok "$1"; else bad "$1"; return 1; fi
-}
-summary() { echo "$pass passed, $fail failed, $skip skipped"; [ "$fail" = 0 ]; }
+# counters, ok/bad/skip/check/summary, free_port
+. scripts/lib.sh
 cannot() { echo "fresh-check: cannot make a throwaway Debian root: $*" >&2
 	echo "fresh-check: nothing was checked (exit 77)" >&2; exit 77; }
 
@@ -51,15 +40,6 @@ in_root() {
 	else
 		bash -c "cd '$top' && $1"
 	fi
-}
-
-free_port() {
-	local p
-	for _ in $(seq 1 50); do
-		p=$((20000 + RANDOM % 20000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-	echo 0
 }
 
 # ping PORT: prints the server's answer to PING (empty if none).
@@ -119,7 +99,7 @@ start_run() {
 
 run_checks() {
 	local port log log2 pid pid2 rc
-	port=$(free_port)
+	port=$(free_port $((20000 + RANDOM % 20000)) 40999)
 	[ "$port" = 0 ] && { bad "no free port found"; return; }
 	log=$(mktemp /tmp/fresh-run.XXXXXX)
 	log2=$(mktemp /tmp/fresh-run2.XXXXXX)
@@ -140,7 +120,7 @@ run_checks() {
 		check "make run built no test program (no build/release/tests)" \
 			"! in_root 'test -d build/release/tests'"
 	else
-		skipped "make run built no test program: build/release/tests existed before"
+		skip "make run built no test program: build/release/tests existed before"
 	fi
 	if [ -n "${FRESH_CHROOT:-}" ]; then
 		check "make run installed no test package (libcmocka-dev absent)" \

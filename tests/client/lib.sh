@@ -12,33 +12,19 @@
 # 'N passed, M failed, K skipped' and exits non-zero on any failure.
 
 set -u
+# counters (ok/bad/skip/check/summary), scratch directory, stop_pid
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 CLI=${RCUKV_CLI:-${B:-build/release}/rcukv-cli}
 case $CLI in /*) ;; *) CLI=$PWD/$CLI ;; esac
-PASS=0
-FAIL=0
-SKIP=0
 HOST=${RCUKV_TEST_HOST:-127.0.0.1}
 PORT=${RCUKV_TEST_PORT:-}
 SERVER_PID=
-TMP=$(mktemp -d /tmp/rcukv-cli-test.XXXXXX)
+scratch_init cli-test
+TMP=$tmp
+at_exit stop_redis
 
-ok() { PASS=$((PASS + 1)); echo "ok   $1"; }
-fail() { FAIL=$((FAIL + 1)); echo "FAIL $1${2:+: $2}"; }
-skip() { SKIP=$((SKIP + 1)); echo "SKIP $1${2:+: $2}"; }
-# check NAME 'EXPR': EXPR is ONE string, evaluated whole (eval), so every part
-# of a compound condition is checked:
-#   check "exit 1, said so" '[ "$rc" = 1 ] && grep -q usage "$TMP/e"'
-# Anything else after NAME is refused as a failure: the old form
-#   check "exit 1, said so" [ "$rc" = 1 ] && grep -q usage "$TMP/e"
-# ran check on the first test only and evaluated the second outside it
-# (issue 14), and now arrives here as several words.  Returns EXPR's status.
-check() {
-	if [ $# -ne 2 ]; then
-		fail "$1" "check takes one quoted expression; got $(($# - 1)) words: ${*:2}"
-		return 1
-	fi
-	if eval "$2"; then ok "$1"; else fail "$1"; return 1; fi
-}
+# fail NAME [WHY]: a failed check, with the reason after a colon
+fail() { bad "$1${2:+: $2}"; }
 
 # start_redis PORT [extra args]: start redis-server, wait until it is ready.
 # Returns non-zero if it could not listen (port taken).
@@ -59,17 +45,8 @@ start_redis() {
 }
 
 stop_redis() {
-	if [ -n "$SERVER_PID" ]; then
-		kill -CONT "$SERVER_PID" 2>/dev/null
-		kill "$SERVER_PID" 2>/dev/null
-		# Poll rather than wait: a subshell cannot wait for its parent's child.
-		for _ in $(seq 1 200); do
-			kill -0 "$SERVER_PID" 2>/dev/null || break
-			sleep 0.02
-		done
-		wait "$SERVER_PID" 2>/dev/null
-		SERVER_PID=
-	fi
+	stop_pid "$SERVER_PID"
+	SERVER_PID=
 }
 
 # pick_and_start: choose a free port in 7100-7199 and start redis there.
@@ -84,29 +61,25 @@ pick_and_start() {
 	return 1
 }
 
-cleanup() { stop_redis; rm -rf "$TMP"; }
-trap cleanup EXIT
-
 setup_target() {
 	if [ -z "$PORT" ]; then
 		if ! command -v redis-server >/dev/null; then
-			echo "redis-server not installed (make deps)"; echo "0 passed, 1 failed"; exit 1
+			bad "redis-server not installed (make deps)"; finish
 		fi
 		if ! pick_and_start; then
-			echo "could not start redis-server on any port in 7100-7199"
-			echo "0 passed, 1 failed"; exit 1
+			bad "could not start redis-server on any port in 7100-7199"; finish
 		fi
 		echo "# started redis-server pid $SERVER_PID on $HOST:$PORT"
 	else
 		echo "# testing against $HOST:$PORT"
 	fi
 	if [ ! -x "$CLI" ]; then
-		echo "rcukv-cli not built at $CLI"; echo "0 passed, 1 failed"; exit 1
+		bad "rcukv-cli not built at $CLI"; finish
 	fi
 }
 
+# finish: the closing line; exits 1 on any failure
 finish() {
-	echo "$PASS passed, $FAIL failed, $SKIP skipped"
-	[ "$FAIL" = 0 ]
+	summary
 	exit $?
 }

@@ -29,40 +29,14 @@ cd "$(dirname "$0")/../.." || exit 1
 SRV=${B:-build/release}/rcukv-server
 case $SRV in /*) ;; *) SRV=$PWD/$SRV ;; esac
 
-if ! command -v openssl >/dev/null || ! command -v redis-server >/dev/null ||
-	! redis-cli --help 2>&1 | grep -q -- '--tls'; then
+if ! have_tools openssl redis-server redis-cli || ! redis-cli --help 2>&1 | grep -q -- '--tls'; then
 	skip "needs the openssl CLI, redis-server and a redis-cli built with TLS"
-	echo "0 passed, 0 failed, 1 skipped"
-	exit 0
+	finish
 fi
-for f in "$CLI" "$SRV"; do
-	[ -x "$f" ] || { echo "$f not built"; echo "0 passed, 1 failed"; exit 1; }
-done
+need_built "$CLI" "$SRV"
 
-PIDS=()
-cleanup_tls() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	cleanup
-}
-trap cleanup_tls EXIT
-
-# ---- throwaway certificates (2 days) ----
-(
-	cd "$TMP" || exit 1
-	printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >san.ext
-	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout ca.key -out ca.crt -subj "/CN=rcukv cli test CA"
-	openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=rcukv test server"
-	openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.crt
-	openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj "/CN=client"
-	openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out client.crt
-	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout rogue.key -out rogue.crt -subj "/CN=rogue"
-	# the style of tests/server/test_tls.sh: the address as CN, no subjectAltName
-	openssl req -newkey rsa:2048 -nodes -keyout cn.key -out cn.csr -subj "/CN=127.0.0.1"
-	openssl x509 -req -in cn.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out cn.crt
-) >"$TMP/openssl.log" 2>&1 || {
-	fail "making certificates"; cat "$TMP/openssl.log"; finish
-}
+# ---- throwaway certificates (2 days): scripts/lib.sh's tls_certs ----
+tls_certs "$TMP" || { fail "making certificates"; cat "$TMP/openssl.log"; finish; }
 ok "throwaway CA, server (IP:127.0.0.1, DNS:localhost) and client certificates made"
 
 used=" "
@@ -78,13 +52,6 @@ free_port() { # FREE=a loopback port in 7100-7199 nobody listens on, not handed 
 			return
 		fi
 	done
-}
-wait_up() { # wait_up PORT: PONG on the plain port
-	for _ in $(seq 1 100); do
-		redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
-		sleep 0.1
-	done
-	return 1
 }
 SRVTLS=(--tls-cert-file "$TMP/server.crt" --tls-key-file "$TMP/server.key"
 	--tls-ca-cert-file "$TMP/ca.crt" --tls-auth-clients yes)
@@ -219,7 +186,7 @@ check "bench --help documents --tls" 'grep -q -- "--tls" "$TMP/h"'
 # ---- rcukv-server ----
 free_port; P=$FREE; free_port; TP=$FREE
 "$SRV" --port "$P" --tls-port "$TP" --bind 127.0.0.1 --threads 2 "${SRVTLS[@]}" >"$TMP/rcukv.log" 2>&1 &
-PIDS+=($!)
+pids+=($!)
 if wait_up "$P"; then
 	suite rcukv "$P" "$TP"
 else
@@ -230,7 +197,7 @@ fi
 free_port; P=$FREE; free_port; TP=$FREE
 redis-server --port "$P" --tls-port "$TP" --bind 127.0.0.1 --save '' --appendonly no \
 	--dir "$TMP" "${SRVTLS[@]}" >"$TMP/redis.log" 2>&1 &
-PIDS+=($!)
+pids+=($!)
 if wait_up "$P"; then
 	suite redis "$P" "$TP"
 else
@@ -241,7 +208,7 @@ fi
 free_port; P=$FREE; free_port; TP=$FREE
 redis-server --port "$P" --tls-port "$TP" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP" \
 	--tls-cert-file "$TMP/cn.crt" --tls-key-file "$TMP/cn.key" --tls-auth-clients no >"$TMP/redis-cn.log" 2>&1 &
-PIDS+=($!)
+pids+=($!)
 if wait_up "$P"; then
 	out=$(timeout 30 "$CLI" -p "$TP" --tls --cacert "$TMP/ca.crt" ping 2>&1)
 	check "CN=127.0.0.1 without subjectAltName: -h 127.0.0.1 accepted, as redis-cli ($out)" '[ "$out" = PONG ]'

@@ -1,11 +1,22 @@
 /*
- * conn.h - a client connection: its query buffer, parser state, reply
- * buffer and the fields CLIENT LIST/INFO/KILL read.
+ * conn.h - a client connection and the engine that serves it (conn.c): its
+ * query buffer, parser state, pipeline, reply buffer, flush queue, output
+ * limits and pause, and the fields CLIENT LIST/INFO/KILL read.
+ *
+ * The engine knows no socket and no event loop.  Bytes come and go through
+ * the connection's transport (struct conn_io: plain socket in net.c, TLS in
+ * tls.c, memory in the fuzz harness), and the engine asks its event loop
+ * (struct conn_loop: libevent in net.c, the fuzz harness's own) to start or
+ * stop read and write events.  Each ops call is once per read(2) or write(2)
+ * or per change of interest, never per byte or per command.
  *
  * A connection is touched only by its worker (the owner thread), except for
  * the fields marked otherwise below, which CLIENT LIST/INFO/KILL and INFO
  * clients read from other workers under the client registry lock
- * (g_clients_lock) or with atomic loads.
+ * (g_clients_lock) or with atomic loads.  The engine's entry points run on
+ * the owner worker, online as a QSBR reader (commands run inside them).
+ * Tested through tests/server/test_server.c and tests/fuzz (which links
+ * conn.c with an in-memory transport).
  */
 #ifndef SERVER_CONN_H
 #define SERVER_CONN_H
@@ -13,6 +24,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct obuf {
 	char *buf;
@@ -22,6 +34,50 @@ struct obuf {
 };
 
 struct worker;
+struct conn;
+
+/*
+ * A connection's transport.  Context: the owner worker.
+ * @read:    read up to @n bytes into @buf: >0 bytes, 0 at EOF, -1 with errno
+ *           (EAGAIN or EINTR: nothing now, wait for the next read event)
+ * @write:   write up to @n bytes: >0 bytes taken, -1 with errno (EAGAIN:
+ *           wait for a write event, EINTR: try again)
+ * @pending: bytes already taken from the socket and buffered by the
+ *           transport (TLS records decrypted ahead), which raise no read
+ *           event: non-zero to be read again at once; NULL if it never has
+ * @close:   release the transport (c->io_ctx, c->fd); called once, by
+ *           conn_close(), after the loop's @release
+ * @write_at_once: replies are written as soon as a read's commands have run
+ *           instead of at the end of the loop turn (conn_flush_queued())
+ */
+struct conn_io {
+	ssize_t (*read)(struct conn *c, void *buf, size_t n);
+	ssize_t (*write)(struct conn *c, const void *buf, size_t n);
+	int (*pending)(struct conn *c);
+	void (*close)(struct conn *c);
+	int write_at_once;
+};
+
+enum { CONN_EV_READ = 1, CONN_EV_WRITE = 2 };
+
+/*
+ * The event loop a connection lives in.  Context: the owner worker.  The
+ * engine calls @want only when the interest changes (c->reading and
+ * CONN_WRITE_PENDING hold the current one).
+ * @want:    deliver read events (CONN_EV_READ: conn_on_read()) or
+ *           write-ready events (CONN_EV_WRITE: conn_on_write()) from now on
+ *           (@on), or stop
+ * @again:   run conn_on_read() (CONN_EV_READ) or conn_on_write()
+ *           (CONN_EV_WRITE) once on a later turn of the loop, whatever the
+ *           socket says
+ * @release: forget the connection (its events); called once, by
+ *           conn_close(), before the transport's @close
+ */
+struct conn_loop {
+	void (*want)(struct conn *c, int what, int on);
+	void (*again)(struct conn *c, int what);
+	void (*release)(struct conn *c);
+};
 
 #define CONN_CLOSE_AFTER_REPLY 0x1
 #define CONN_CLOSE_ASAP 0x2
@@ -47,9 +103,12 @@ struct conn {
 	int flags; /* CONN_* ; owner thread */
 	int resp;  /* 2 or 3; owner thread */
 	struct worker *w;
-	struct event *ev_read;
+	const struct conn_io *io;     /* transport; set before conn_attach() */
+	void *io_ctx;		      /* the transport's state (SSL *), or NULL */
+	const struct conn_loop *loop; /* set before conn_attach() */
+	struct event *ev_read;	      /* net.c's loop: libevent events */
 	struct event *ev_write;
-	int reading; /* ev_read is added */
+	int reading; /* read events wanted (loop->want); owner thread */
 
 	/* Query buffer: bytes [qpos, qlen) are unparsed.  owner thread */
 	char *qbuf;
@@ -80,23 +139,98 @@ struct conn {
 	_Atomic int resp_pub;
 	int authenticated; /* owner thread; AUTH/HELLO AUTH, or no password at accept */
 	long long obuf_soft_since; /* ms when output passed the soft limit, 0 = under */
-	void *ssl;		   /* SSL * of a TLS connection, else NULL */
 
 	/* Links: worker's list (owner) and global registry (g_clients_lock). */
 	struct conn *wnext, *wprev;
 	struct conn *gnext, *gprev;
-	/* On the worker's flush queue (replies written after the loop turn,
-	 * net.c worker_flush_queued()); owner thread. */
+	/* On the worker's flush queue (replies written at the end of the loop
+	 * turn, conn_flush_queued()); owner thread. */
 	struct conn *fqnext;
 	int fqueued;
 };
 
 /* Parse as many complete commands as available, running each.  Return -1 if
- * the connection must close now (protocol error reply is queued). */
+ * the connection must close now (protocol error reply is queued).
+ * resp.c; called by the engine (conn_run()). */
 int conn_process_input(struct conn *c);
+/* How many bytes the next read should make room for (resp.c). */
 size_t conn_read_hint(struct conn *c);
 
+/**
+ * conn_new() - allocate a connection on worker @w for socket @fd.
+ * @w:     the worker that will own it
+ * @fd:    its socket, or -1 (the fuzz harness)
+ * @flags: CONN_UNIX, CONN_TLS or 0
+ * @io:    its transport
+ * @loop:  its event loop
+ *
+ * Fills the fields every connection starts with (id, times, RESP2, the
+ * authentication state requirepass implies now).  The caller then fills
+ * addr/laddr, io_ctx and its loop's state, and calls conn_attach().
+ * Context: the owner worker.  Return: the connection (aborts on no memory).
+ */
+struct conn *conn_new(struct worker *w, int fd, int flags, const struct conn_io *io,
+		      const struct conn_loop *loop);
+
+/**
+ * conn_attach() - start serving @c: read events on, on its worker's list,
+ * in the client registry (visible to CLIENT LIST from here on).
+ * Context: the owner worker; @c from conn_new().  g_srv.nclients was counted
+ * by whoever accepted the socket; conn_close() uncounts it.
+ */
+void conn_attach(struct conn *c);
+
+/**
+ * conn_close() - close and free @c at once (unsent output is dropped).
+ * Takes it off the flush queue, the registry and its worker's list, then
+ * calls loop->release and io->close.
+ * Context: the owner worker, not from inside one of @c's commands (a command
+ * closes its own connection with CONN_CLOSE_AFTER_REPLY or CONN_CLOSE_ASAP).
+ * @c is dead when this returns.
+ */
 void conn_close(struct conn *c);
+
+/**
+ * conn_on_read() - @c is readable: read once, run every complete command,
+ * queue or write the replies.
+ * Context: the owner worker, online (QSBR).  @c may be closed (freed).
+ */
+void conn_on_read(struct conn *c);
+
+/**
+ * conn_on_write() - @c is writable (or conn_run() asked for a later turn):
+ * write what the transport takes, then run the commands the output pause
+ * held back.  Context: as conn_on_read().  @c may be closed (freed).
+ */
+void conn_on_write(struct conn *c);
+
+/**
+ * conn_run() - run @c's buffered commands and flush.
+ * @defer: non-zero to leave the replies on the worker's flush queue when
+ *         nothing stops it (input pause, a pending close)
+ * Context: as conn_on_read().  Return: -1 if @c was closed (freed), else 0.
+ */
+int conn_run(struct conn *c, int defer);
+
+/**
+ * conn_flush_queued() - end of a loop turn: write the replies queued by this
+ * turn's reads.  Context: @w's thread, online.  May close connections.
+ */
+void conn_flush_queued(struct worker *w);
+
+/**
+ * conn_cron() - once a second on @w: close idle clients (timeout) and
+ * clients over the output limits, give back big idle query buffers.
+ * Context: @w's thread, online.
+ */
+void conn_cron(struct worker *w);
+
+/**
+ * conn_close_all() - close every connection of @w after one last
+ * non-blocking attempt to write each one's pending replies.
+ * Context: @w's thread, as it stops.
+ */
+void conn_close_all(struct worker *w);
 
 /* Arguments of the running command. */
 #define ARGV(c, i) ((c)->argv[i])

@@ -1,24 +1,15 @@
 /*
- * net.c - listening sockets, the acceptor, worker threads and connection I/O.
+ * net.c - listening sockets, the acceptor, worker threads, their event loops
+ * (libevent) and wakeups; the plain-socket transport and the libevent side of
+ * a connection (struct conn_io, struct conn_loop: conn.h).
  *
  * Threads: the main thread owns the listening sockets (TCP and Unix), accepts,
  * and hands each new socket to a worker round-robin through the worker's
  * pending queue (w->qlock) and eventfd.  Each worker owns one event_base and
  * every connection on it; no other thread touches a connection's buffers.
  * libevent runs without its own locking (evthread is not enabled), because
- * every event_base is used by one thread only.
- *
- * I/O: a readable socket is read once (16 KiB, or the rest of a big bulk
- * argument), every complete command in the buffer runs, and all replies leave
- * in one write(2).  That write waits for the end of the loop turn (the flush
- * queue, as Redis writes in beforeSleep): every ready connection's commands
- * run first, then every reply goes, so the clients these writes wake do not
- * interrupt the worker halfway through a turn.  TLS connections, and a
- * connection paused or closing, write at once.
- * If the socket does not take it all, a write event is armed;
- * a client whose unsent output passes client-output-buffer-pause is not read
- * (and its buffered commands not run) until the output drains, so one slow
- * reader costs its worker nothing and holds bounded memory.
+ * every event_base is used by one thread only.  What a connection does with
+ * its bytes (pipeline, flush queue, output pause) is conn.c's.
  *
  * RCU: workers are QSBR readers.  Each loop turn reports a quiescent state and
  * goes offline before blocking in epoll; the read and write callbacks come back
@@ -31,11 +22,8 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
-#include "server/client.h"
-#include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
-#include "server/db.h"
 #include "server/log.h"
 #include "server/net.h"
 #include "server/reply.h"
@@ -65,7 +53,6 @@
 
 static void on_read(evutil_socket_t fd, short what, void *arg);
 static void on_write(evutil_socket_t fd, short what, void *arg);
-static int conn_flush(struct conn *c);
 
 static inline void conn_online(struct worker *w)
 {
@@ -136,39 +123,100 @@ static void fmt_addr(const struct sockaddr_storage *ss, char *buf, size_t len, i
 
 enum { LISTEN_TCP = 0, LISTEN_UNIX = 1, LISTEN_TLS = 2 };
 
-/* Socket I/O of a connection, through TLS when it has one. */
-static ssize_t conn_sock_read(struct conn *c, void *buf, size_t n)
+/* The plain-socket transport.  Context: the connection's worker. */
+static ssize_t sock_read(struct conn *c, void *buf, size_t n)
 {
-	return c->ssl ? tls_read(c->ssl, buf, n) : read(c->fd, buf, n);
+	return read(c->fd, buf, n);
 }
 
-static ssize_t conn_sock_write(struct conn *c, const void *buf, size_t n)
+static ssize_t sock_write(struct conn *c, const void *buf, size_t n)
 {
-	return c->ssl ? tls_write(c->ssl, buf, n) : write(c->fd, buf, n);
+	return write(c->fd, buf, n);
 }
+
+static void sock_close(struct conn *c)
+{
+	close(c->fd);
+}
+
+static const struct conn_io sock_io = {
+	.read = sock_read,
+	.write = sock_write,
+	.close = sock_close,
+};
+
+/* TLS through tls.c (weak: absent from the fuzz harnesses, which never
+ * open a TLS listener).  Replies are written at once, not deferred to the
+ * end of the turn. */
+static ssize_t tlsio_read(struct conn *c, void *buf, size_t n)
+{
+	return tls_read(c->io_ctx, buf, n);
+}
+
+static ssize_t tlsio_write(struct conn *c, const void *buf, size_t n)
+{
+	return tls_write(c->io_ctx, buf, n);
+}
+
+static int tlsio_pending(struct conn *c)
+{
+	return tls_pending(c->io_ctx);
+}
+
+static void tlsio_close(struct conn *c)
+{
+	tls_conn_free(c->io_ctx);
+	close(c->fd);
+}
+
+static const struct conn_io tls_io = {
+	.read = tlsio_read,
+	.write = tlsio_write,
+	.pending = tlsio_pending,
+	.close = tlsio_close,
+	.write_at_once = 1,
+};
+
+/* A connection's events on its worker's event_base.  Context: owner worker. */
+static struct event *ev_of(struct conn *c, int what)
+{
+	return what == CONN_EV_READ ? c->ev_read : c->ev_write;
+}
+
+static void ev_want(struct conn *c, int what, int on)
+{
+	if (on)
+		event_add(ev_of(c, what), NULL);
+	else
+		event_del(ev_of(c, what));
+}
+
+static void ev_again(struct conn *c, int what)
+{
+	event_active(ev_of(c, what), what == CONN_EV_READ ? EV_READ : EV_WRITE, 1);
+}
+
+static void ev_release(struct conn *c)
+{
+	event_free(c->ev_read);
+	event_free(c->ev_write);
+}
+
+static const struct conn_loop ev_loop = {
+	.want = ev_want,
+	.again = ev_again,
+	.release = ev_release,
+};
 
 /* kind: LISTEN_TCP, LISTEN_UNIX or LISTEN_TLS (the listener it came from) */
-static void conn_new(struct worker *w, int fd, int kind)
+static void net_conn_new(struct worker *w, int fd, int kind)
 {
-	struct conn *c = xcalloc(1, sizeof(*c));
+	int is_unix = kind == LISTEN_UNIX;
+	struct conn *c = conn_new(w, fd, is_unix ? CONN_UNIX : 0,
+				  kind == LISTEN_TLS ? &tls_io : &sock_io, &ev_loop);
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	int is_unix = kind == LISTEN_UNIX;
 
-	c->fd = fd;
-	c->w = w;
-	c->resp = 2;
-	c->bulklen = -1;
-	c->flags = is_unix ? CONN_UNIX : 0;
-	/* As Redis: a client accepted while the default user needs no password
-	 * stays authenticated if requirepass is set later. */
-	c->authenticated = !cfg_password_required();
-	c->id = atomic_fetch_add(&g_srv.next_client_id, 1) + 1;
-	c->ctime_ms = util_mstime();
-	atomic_store_explicit(&c->last_ms, c->ctime_ms, memory_order_relaxed);
-	atomic_store_explicit(&c->last_cmd, -1, memory_order_relaxed);
-	atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
-	atomic_store_explicit(&c->resp_pub, 2, memory_order_relaxed);
 	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
 		fmt_addr(&ss, c->addr, sizeof(c->addr), is_unix);
 	sl = sizeof(ss);
@@ -176,8 +224,8 @@ static void conn_new(struct worker *w, int fd, int kind)
 		fmt_addr(&ss, c->laddr, sizeof(c->laddr), is_unix);
 	set_sock_opts(fd, is_unix);
 	if (kind == LISTEN_TLS) {
-		c->ssl = tls_conn_new(fd);
-		if (!c->ssl)
+		c->io_ctx = tls_conn_new(fd);
+		if (!c->io_ctx)
 			srv_die("SSL_new failed");
 		c->flags |= CONN_TLS;
 	}
@@ -185,338 +233,18 @@ static void conn_new(struct worker *w, int fd, int kind)
 	c->ev_write = event_new(w->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
 	if (!c->ev_read || !c->ev_write)
 		srv_die("event_new failed");
-	event_add(c->ev_read, NULL);
-	c->reading = 1;
-
-	c->wnext = w->conns;
-	if (w->conns)
-		w->conns->wprev = c;
-	w->conns = c;
-	atomic_fetch_add_explicit(&w->nconns, 1, memory_order_relaxed);
-
-	client_register(c);
-	STAT_ADD(w->st.conns_received, 1);
+	conn_attach(c);
 	srv_log(LL_VERBOSE, "Accepted %s", c->addr);
-}
-
-/* Queue c's replies for the end of the loop turn.  Context: owner worker. */
-static void conn_queue_flush(struct conn *c)
-{
-	if (c->fqueued)
-		return;
-	c->fqueued = 1;
-	c->fqnext = c->w->flushq;
-	c->w->flushq = c;
-}
-
-void conn_close(struct conn *c)
-{
-	struct worker *w = c->w;
-
-	if (c->fqueued) { /* closed by a command of another client this turn */
-		struct conn **pp = &w->flushq;
-
-		while (*pp != c)
-			pp = &(*pp)->fqnext;
-		*pp = c->fqnext;
-		c->fqueued = 0;
-	}
-
-	client_unregister(c);
-
-	if (c->wprev)
-		c->wprev->wnext = c->wnext;
-	else
-		w->conns = c->wnext;
-	if (c->wnext)
-		c->wnext->wprev = c->wprev;
-	atomic_fetch_sub_explicit(&w->nconns, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&g_srv.nclients, 1, memory_order_relaxed);
-
-	event_free(c->ev_read);
-	event_free(c->ev_write);
-	if (c->ssl)
-		tls_conn_free(c->ssl);
-	close(c->fd);
-	free(c->qbuf);
-	free(c->out.buf);
-	free(c->argv_off);
-	free(c->argv_len);
-	free((void *)c->argv);
-	free(c->argl);
-	free(c->inline_store);
-	free(c);
-}
-
-static void conn_set_reading(struct conn *c, int on)
-{
-	if (on && !c->reading) {
-		event_add(c->ev_read, NULL);
-		c->reading = 1;
-	} else if (!on && c->reading) {
-		event_del(c->ev_read);
-		c->reading = 0;
-	}
-}
-
-/*
- * Run buffered commands, then flush.  If the run stopped for the output limit
- * and the socket took everything, run again (the client is waiting for replies
- * to commands it already sent and will send nothing more); after a few rounds
- * the rest waits for the next loop turn (on_write(), activated here) so one
- * pipelining client cannot hold its worker.  Return -1 if c was closed (freed).
- */
-static int conn_run(struct conn *c, int defer)
-{
-	for (int round = 0;; round++) {
-		int r = conn_process_input(c);
-
-		atomic_store_explicit(&c->qbuf_used, c->qlen - c->qpos, memory_order_relaxed);
-		if (r < 0 && !(c->flags & CONN_CLOSE_AFTER_REPLY)) {
-			conn_close(c);
-			return -1;
-		}
-		/* The common case: the replies leave at the end of the turn. */
-		if (defer && !(c->flags & (CONN_INPUT_PAUSED | CONN_CLOSE_AFTER_REPLY |
-					   CONN_CLOSE_ASAP))) {
-			if (c->out.len > c->out.pos)
-				conn_queue_flush(c);
-			return 0;
-		}
-		if (conn_flush(c) < 0)
-			return -1;
-		if (!(c->flags & CONN_INPUT_PAUSED) || !c->reading)
-			return 0; /* done, or on_write() resumes when the socket drains */
-		if (round == 8) {
-			event_active(c->ev_write, EV_WRITE, 1);
-			return 0;
-		}
-	}
-}
-
-/* --------------------------------------------------------- key prefetch */
-
-#define PREFETCH_KEYS 32 /* keys warmed per read (the table takes up to HT_PREFETCH_MAX) */
-
-/* Digits up to "\r\n" at p (< end): the value (at most 9 digits) and the
- * position after the "\n", or NULL if incomplete or not a small number. */
-static const char *scan_num(const char *p, const char *end, long *v)
-{
-	long n = 0;
-	int d = 0;
-
-	while (p < end && *p >= '0' && *p <= '9' && d < 9) {
-		n = n * 10 + (*p++ - '0');
-		d++;
-	}
-	if (!d || end - p < 2 || p[0] != '\r' || p[1] != '\n')
-		return NULL;
-	*v = n;
-	return p + 2;
-}
-
-/* One complete "$len\r\n<bytes>\r\n" at p: its bytes and the position after. */
-static const char *scan_bulk(const char *p, const char *end, const char **arg, size_t *len)
-{
-	long l;
-
-	if (p >= end || *p != '$' || !(p = scan_num(p + 1, end, &l)) || end - p < l + 2)
-		return NULL;
-	*arg = p;
-	*len = (size_t)l;
-	return p + l + 2;
-}
-
-/*
- * Before a pipeline runs, find the first key (argv[1]) of each complete
- * multibulk command already in the query buffer and have the table start
- * loading their buckets and entries in parallel (db_prefetch()): the commands
- * then find them in cache instead of missing once per command, one after the
- * other.  Only a hint: anything unusual (inline commands, a command split
- * across reads, a big argument) just ends the scan; the parser proper checks
- * everything.  Context: worker, online.
- */
-static void conn_prefetch_keys(struct conn *c)
-{
-	const char *p = c->qbuf + c->qpos, *end = c->qbuf + c->qlen;
-	const char *keys[PREFETCH_KEYS];
-	size_t lens[PREFETCH_KEYS];
-	size_t n = 0;
-	uint32_t wr = 0;
-
-	if (!db_prefetch || c->reqtype != 0 || c->qlen - c->qpos < 64) /* or mid-command */
-		return;
-	while (n < PREFETCH_KEYS && p < end && *p == '*') {
-		const char *a;
-		size_t al;
-		long argc;
-
-		if (!(p = scan_num(p + 1, end, &argc)) || argc < 2 || argc > 1024 ||
-		    !(p = scan_bulk(p, end, &a, &al)))
-			break;
-		/* the command's row says whether it may write: a write's stripe
-		 * mutex is warmed too */
-		if (cmd_may_write(a, al))
-			wr |= 1u << n;
-		if (!(p = scan_bulk(p, end, &a, &al)))
-			break;
-		keys[n] = a;
-		lens[n] = al;
-		n++;
-		for (long i = 2; i < argc && p; i++)
-			p = scan_bulk(p, end, &a, &al);
-		if (!p)
-			break;
-	}
-	if (n > 1)
-		db_prefetch(n, keys, lens, wr);
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
-	size_t hint, room;
-	ssize_t n;
-	long long limit;
 
+	(void)fd;
 	(void)what;
 	conn_online(c->w);
-	STAT_ADD(c->w->st.reads, 1);
-	hint = conn_read_hint(c);
-	room = c->qcap - c->qlen;
-	if (room < hint) {
-		if (c->qpos > 0 && c->mb_left == 0 && c->qpos == c->qlen) {
-			c->qpos = c->qlen = 0;
-			room = c->qcap;
-		}
-		if (room < hint) {
-			size_t cap = c->qcap ? c->qcap : PROTO_IOBUF_LEN;
-
-			if (hint > PROTO_IOBUF_LEN) {
-				cap = c->qlen + hint; /* doubling, ends exactly at the argument */
-			} else {
-				while (cap - c->qlen < hint)
-					cap *= 2;
-			}
-			c->qbuf = xrealloc(c->qbuf, cap + 1);
-			c->qcap = cap;
-		}
-	}
-	(void)fd;
-	n = conn_sock_read(c, c->qbuf + c->qlen, c->qcap - c->qlen);
-	if (n <= 0) {
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		srv_log(LL_VERBOSE, "Client closed connection id=%llu addr=%s",
-			(unsigned long long)c->id, c->addr);
-		conn_close(c);
-		return;
-	}
-	c->qlen += (size_t)n;
-	STAT_ADD(c->w->st.net_in, (unsigned long long)n);
-	atomic_store_explicit(&c->last_ms, util_mstime(), memory_order_relaxed);
-	limit = atomic_load_explicit(&g_cfg.client_query_buffer_limit, memory_order_relaxed);
-	if (c->qlen - c->qpos > (size_t)limit) {
-		srv_log(LL_WARNING,
-			"Closing client that reached max query buffer length: id=%llu addr=%s "
-			"(qbuf initial bytes: \"%.32s\")",
-			(unsigned long long)c->id, c->addr, c->qbuf + c->qpos);
-		conn_close(c);
-		return;
-	}
-	conn_prefetch_keys(c);
-	/* TLS may hold decrypted bytes the socket no longer signals: come back */
-	if (conn_run(c, !c->ssl) == 0 && c->ssl && c->reading && tls_pending(c->ssl))
-		event_active(c->ev_read, EV_READ, 1);
-}
-
-/*
- * client-output-buffer-limit normal: unsent output at or over the hard limit,
- * or over the soft limit for longer than its seconds, closes the client (as
- * Redis).  Checked after each write attempt, i.e. after every batch of
- * commands, so a client that never reads holds at most one batch's replies.
- */
-static int obuf_over_limit(struct conn *c)
-{
-	long long hard = atomic_load_explicit(&g_cfg.cobl_hard, memory_order_relaxed);
-	long long soft = atomic_load_explicit(&g_cfg.cobl_soft, memory_order_relaxed);
-	long long used = (long long)(c->out.len - c->out.pos);
-
-	if (hard > 0 && used >= hard)
-		return 1;
-	if (soft > 0 && used >= soft) {
-		long long now = util_mstime();
-		long long secs =
-		    atomic_load_explicit(&g_cfg.cobl_soft_secs, memory_order_relaxed);
-
-		if (!c->obuf_soft_since)
-			c->obuf_soft_since = now;
-		return now - c->obuf_soft_since >= secs * 1000;
-	}
-	c->obuf_soft_since = 0;
-	return 0;
-}
-
-/* Write what the socket takes.  Return -1 if c was closed (freed). */
-static int conn_flush(struct conn *c)
-{
-	struct obuf *o = &c->out;
-	long long soft;
-
-	if (o->pos < o->len)
-		STAT_ADD(c->w->st.writes, 1);
-	while (o->pos < o->len) {
-		ssize_t n = conn_sock_write(c, o->buf + o->pos, o->len - o->pos);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				break;
-			srv_log(LL_VERBOSE, "Error writing to client: %s", strerror(errno));
-			conn_close(c);
-			return -1;
-		}
-		o->pos += (size_t)n;
-		STAT_ADD(c->w->st.net_out, (unsigned long long)n);
-	}
-	if (o->pos == o->len) {
-		o->pos = o->len = 0;
-		if (o->cap > 1024 * 1024) { /* give back a big reply's buffer */
-			STAT_ADD(c->w->st.reply_shrinks, 1);
-			free(o->buf);
-			o->buf = NULL;
-			o->cap = 0;
-		}
-		c->obuf_soft_since = 0;
-		if (c->flags & CONN_WRITE_PENDING) {
-			event_del(c->ev_write);
-			c->flags &= ~CONN_WRITE_PENDING;
-		}
-		if (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) {
-			conn_close(c);
-			return -1;
-		}
-		conn_set_reading(c, 1);
-		atomic_store_explicit(&c->obuf_used, 0, memory_order_relaxed);
-		return 0;
-	}
-	if (!(c->flags & CONN_WRITE_PENDING)) {
-		event_add(c->ev_write, NULL);
-		c->flags |= CONN_WRITE_PENDING;
-	}
-	if (obuf_over_limit(c)) {
-		srv_log(LL_WARNING,
-			"Client id=%llu addr=%s closed for overcoming of output buffer limits.",
-			(unsigned long long)c->id, c->addr);
-		conn_close(c);
-		return -1;
-	}
-	soft = atomic_load_explicit(&g_cfg.client_output_buffer_soft, memory_order_relaxed);
-	if (o->len - o->pos > (size_t)soft || (c->flags & CONN_CLOSE_AFTER_REPLY))
-		conn_set_reading(c, 0);
-	atomic_store_explicit(&c->obuf_used, o->len - o->pos, memory_order_relaxed);
-	return 0;
+	conn_on_read(c);
 }
 
 static void on_write(evutil_socket_t fd, short what, void *arg)
@@ -526,14 +254,7 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	conn_online(c->w);
-	if (conn_flush(c) < 0)
-		return;
-	/* Output drained: run the commands the output limit held back. */
-	if (c->reading && (c->flags & CONN_INPUT_PAUSED) && conn_run(c, 0) < 0)
-		return;
-	/* Reading again: bytes TLS decrypted earlier raise no socket event. */
-	if (c->ssl && c->reading && tls_pending(c->ssl))
-		event_active(c->ev_read, EV_READ, 1);
+	conn_on_write(c);
 }
 
 /* --------------------------------------------------------------- workers */
@@ -555,37 +276,7 @@ static void worker_adopt(struct worker *w)
 		if (n == 0)
 			break;
 		for (int i = 0; i < n; i++)
-			conn_new(w, fds[i], uns[i]);
-	}
-}
-
-/* End of a loop turn: write the replies queued by on_read(). */
-static void worker_flush_queued(struct worker *w)
-{
-	while (w->flushq) {
-		struct conn *c = w->flushq;
-
-		w->flushq = c->fqnext;
-		c->fqueued = 0;
-		(void)conn_flush(c); /* may close c */
-	}
-}
-
-static void worker_close_all(struct worker *w)
-{
-	while (w->conns) {
-		struct conn *c = w->conns;
-		struct obuf *o = &c->out;
-
-		/* one last non-blocking attempt at replies in flight */
-		while (o->pos < o->len) {
-			ssize_t n = conn_sock_write(c, o->buf + o->pos, o->len - o->pos);
-
-			if (n <= 0)
-				break;
-			o->pos += (size_t)n;
-		}
-		conn_close(c);
+			net_conn_new(w, fds[i], uns[i]);
 	}
 }
 
@@ -631,7 +322,7 @@ static int worker_park(struct worker *w)
 {
 	int failed;
 
-	worker_flush_queued(w); /* replies already made leave before the pause */
+	conn_flush_queued(w); /* replies already made leave before the pause */
 	rcu_thread_offline();
 	w->online = 0;
 	pthread_mutex_lock(&gate_lock);
@@ -673,7 +364,7 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 	    !atomic_load_explicit(&w->stop, memory_order_acquire))
 		worker_answer_shutdown(w);
 	if (atomic_load_explicit(&w->stop, memory_order_acquire)) {
-		worker_close_all(w);
+		conn_close_all(w);
 		event_base_loopbreak(w->base);
 		return;
 	}
@@ -691,36 +382,11 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 static void on_worker_cron(evutil_socket_t fd, short what, void *arg)
 {
 	struct worker *w = arg;
-	long long tmo = atomic_load_explicit(&g_cfg.timeout, memory_order_relaxed);
-	long long now = util_mstime();
 
 	(void)fd;
 	(void)what;
 	conn_online(w);
-	for (struct conn *c = w->conns, *next; c; c = next) {
-		next = c->wnext;
-		if (tmo > 0 &&
-		    now - atomic_load_explicit(&c->last_ms, memory_order_relaxed) > tmo * 1000) {
-			srv_log(LL_VERBOSE, "Closing idle client");
-			conn_close(c);
-			continue;
-		}
-		/* a reader that stopped reading writes nothing: check here too */
-		if (c->out.len > c->out.pos && obuf_over_limit(c)) {
-			srv_log(LL_WARNING,
-				"Client id=%llu addr=%s closed for overcoming of output buffer "
-				"limits.",
-				(unsigned long long)c->id, c->addr);
-			conn_close(c);
-			continue;
-		}
-		/* Give back idle query buffers that grew for a big argument. */
-		if (c->qlen == 0 && c->qcap > 64 * 1024) {
-			free(c->qbuf);
-			c->qbuf = NULL;
-			c->qcap = 0;
-		}
-	}
+	conn_cron(w);
 }
 
 static void *worker_main(void *arg)
@@ -748,7 +414,7 @@ static void *worker_main(void *arg)
 		w->online = 0;
 		r = event_base_loop(w->base, EVLOOP_ONCE);
 		conn_online(w);
-		worker_flush_queued(w);
+		conn_flush_queued(w);
 		/* Release: the closes of this turn (nclients) before the count. */
 		atomic_store_explicit(&w->turn,
 				      atomic_load_explicit(&w->turn, memory_order_relaxed) + 1,
@@ -756,7 +422,7 @@ static void *worker_main(void *arg)
 		if (r < 0 || event_base_got_break(w->base))
 			break;
 	}
-	worker_close_all(w);
+	conn_close_all(w);
 	event_free(w->ev_notify);
 	event_free(w->ev_cron);
 	rcu_quiescent_state();

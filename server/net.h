@@ -26,9 +26,9 @@ struct wstats {
 	_Atomic unsigned long long net_in, net_out;
 	_Atomic unsigned long long errors;
 	_Atomic unsigned long long dirty; /* keys written (Redis's dirty counter), persist.c */
-	/* total_reads_processed: read events handled (on_read(), one per call,
+	/* total_reads_processed: read events handled (conn_on_read(), one per call,
 	 * EOF included, as Redis's readQueryFromClient()); total_writes_processed:
-	 * flushes of a connection with replies to send (conn_flush(), as Redis's
+	 * flushes of a connection with replies to send (conn_flush() in conn.c, as Redis's
 	 * writeToClient()) */
 	_Atomic unsigned long long reads, writes;
 	/* reply_buffer_expands: a connection's reply buffer grown (resp.c, not its

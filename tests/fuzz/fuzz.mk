@@ -30,11 +30,11 @@ FUZZ_CFLAGS_OWN := $(FUZZ_CFLAGS_BASE) $(WARN) $(call pc,--cflags,hiredis)
 
 FUZZ_RCU_OBJS := $(RCU_SRCS:%.c=$(FUZZ_B)/obj/%.o)
 FUZZ_HT_OBJS := $(FUZZ_B)/obj/hashtable/ht_qsbr.o
-FUZZ_SRV_NAMES := config log util resp net client cmd cmd_docs cmd_string cmd_keys cmd_expire cmd_conn cmd_server info db evict mem persist rdb stats lathist
+FUZZ_SRV_NAMES := config log util resp net conn client cmd cmd_docs cmd_string cmd_keys cmd_expire cmd_conn cmd_server info db evict mem persist rdb stats lathist
 FUZZ_SRV_OBJS := $(FUZZ_SRV_NAMES:%=$(FUZZ_B)/obj/server/%.o)
 # fuzz_resp needs the parser and what it calls, net.c for the globals
 # (g_clients); g_srv is fuzz_common.c's; cmd_dispatch() is the harness's own.
-FUZZ_RESP_OBJS := $(addprefix $(FUZZ_B)/obj/server/,config.o log.o util.o resp.o net.o client.o stats.o \
+FUZZ_RESP_OBJS := $(addprefix $(FUZZ_B)/obj/server/,config.o log.o util.o resp.o net.o conn.o client.o stats.o \
 		  lathist.o) \
 		  $(FUZZ_RCU_OBJS)
 

@@ -20,15 +20,15 @@ CLIENTS=${BENCH_CLIENTS:-8}        # connections per thread
 PIPELINE=16
 if [ "${BENCH_QUICK:-0}" = 1 ]; then RUNS=3; N=600000; else RUNS=5; N=2000000; fi
 
-for tool in redis-server redis-benchmark; do
-	command -v $tool >/dev/null || { echo "bench-client: $tool missing (make deps)" >&2; exit 1; }
-done
-[ -x "$CLI" ] || { echo "bench-client: $CLI not built" >&2; exit 1; }
-
-TMP=$(mktemp -d /tmp/rcukv-bench-client.XXXXXX)
+LIB_BENCH=1
+LIB_NAME=bench-client
+# need_tools, need_built, die, scratch_init ($tmp, $pids stopped on exit)
+. "$(dirname "$0")/../scripts/lib.sh"
+need_tools redis-server redis-benchmark
+need_built "$CLI"
+scratch_init bench-client
+TMP=$tmp
 PID=
-cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
 for i in $(seq 0 99); do
 	port=$((7100 + ($$ + i) % 100))
 	(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && continue
@@ -39,10 +39,11 @@ for i in $(seq 0 99); do
 		kill -0 $PID 2>/dev/null || break
 		sleep 0.05
 	done
-	grep -q "Ready to accept" "$TMP/log" && break
+	grep -q "Ready to accept" "$TMP/log" && { pids+=("$PID"); break; }
+	stop_pid "$PID"
 	PID=
 done
-[ -n "$PID" ] || { echo "bench-client: could not start redis-server in 7100-7199" >&2; exit 1; }
+[ -n "$PID" ] || die "could not start redis-server in 7100-7199"
 
 echo "bench-client: redis-server pid $PID on 127.0.0.1:$port; $THREADS thread(s) x $CLIENTS connections, -P $PIPELINE, GET, $N requests, $RUNS runs each, $(nproc) cores"
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }

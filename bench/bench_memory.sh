@@ -42,20 +42,13 @@ PORT0=${BENCH_PORT:-7460}
 KEYS=1000000
 NOISE_PCT=${BENCH_RSS_NOISE_PCT:-1}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then FLOOD=8; HITDUR=6; else FLOOD=30; HITDUR=20; fi
-for tool in redis-server redis-cli redis-benchmark; do
-  command -v $tool >/dev/null || { echo "bench_memory: $tool not found" >&2; exit 1; }
-done
-[ -x "$SERVER" ] || { echo "bench_memory: $SERVER not built" >&2; exit 1; }
-[ -x "$CLI" ] || { echo "bench_memory: $CLI not built" >&2; exit 1; }
-TMP=$(mktemp -d /tmp/rcukv-bench-mem.XXXXXX)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+LIB_BENCH=1
+# need_tools, need_built, die, scratch_init ($tmp, $pids stopped on exit)
+. "$(dirname "$0")/../scripts/lib.sh"
+need_tools redis-server redis-cli redis-benchmark
+need_built "$SERVER" "$CLI"
+scratch_init bench-memory
+TMP=$tmp
 
 declare -A PORT=([rcukv]=$PORT0 [redis]=$((PORT0 + 1)))
 declare -A PID
@@ -68,7 +61,7 @@ start() { # system
       --dir "$TMP" >"$TMP/$s.log" 2>&1 &
   fi
   PID[$s]=$!
-  PIDS+=($!)
+  pids+=($!)
   for i in $(seq 1 100); do
     redis-cli -p "$p" ping >/dev/null 2>&1 && return 0
     sleep 0.1
@@ -95,7 +88,6 @@ load() { # system: the 1M keys
     }
   }' | redis-cli -p "${PORT[$1]}" --pipe >"$TMP/pipe.$1" 2>&1
 }
-die() { echo "bench_memory: $*; no ratio, stopping" >&2; exit 1; }
 # ratio figure a b -> RV = a / b.  A reference b that is empty or not > 0
 # stops the bench (so: never call it in a $(...) subshell, where exit would
 # only end the subshell).

@@ -55,27 +55,20 @@ else
 fi
 SHAPES=(busy light)
 declare -A LOADS=([busy]="-t 2 -c 25" [light]="-t 1 -c 8")
-TMP=$(mktemp -d /tmp/rcukv-bench-persist.XXXXXX)
-PIDS=()
 
 [ -r /proc/self/smaps_rollup ] || {
   echo "bench_persistence: /proc/PID/smaps_rollup not readable (Linux >= 4.14); cannot measure a fork child's private pages" >&2
   exit 1
 }
-for tool in redis-server redis-cli; do
-  command -v $tool >/dev/null || { echo "bench_persistence: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
-done
-[ -x "$SERVER" ] || { echo "bench_persistence: $SERVER not built" >&2; exit 1; }
-[ -x "$CLI" ] || { echo "bench_persistence: $CLI not built" >&2; exit 1; }
+LIB_BENCH=1
+LIB_STOP="no ratio, stopping"
+# need_tools, need_built, die, scratch_init ($tmp, $pids stopped on exit)
+. "$(dirname "$0")/../scripts/lib.sh"
+need_tools redis-server redis-cli
+need_built "$SERVER" "$CLI"
+scratch_init bench-persistence
+TMP=$tmp
 
-die() { echo "bench_persistence: $*; no ratio, stopping" >&2; exit 1; }
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 declare -A PORT=([rcukv]=$PORT0 [redis]=$((PORT0 + 1)))
 SPID=
@@ -91,7 +84,7 @@ start() {  # name: starts on the dump in $TMP/name if there is one
              --dir "$dir" --logfile "$dir/log" >/dev/null 2>&1 & ;;
   esac
   SPID=$!
-  PIDS+=("$SPID")
+  pids+=("$SPID")
   for _ in $(seq 1 600); do
     redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0
     sleep 0.1

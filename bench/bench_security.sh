@@ -24,37 +24,27 @@ set -u
 SERVER=${1:-${B:-build/release}/rcukv-server}
 PORT0=${BENCH_PORT:-7290}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then REPEATS=${BENCH_REPEATS:-3}; N=200000; else REPEATS=${BENCH_REPEATS:-5}; N=600000; fi
-for tool in redis-server redis-benchmark openssl; do
-  command -v $tool >/dev/null || { echo "bench_security: $tool not found" >&2; exit 1; }
-done
-[ -x "$SERVER" ] || { echo "bench_security: $SERVER not built" >&2; exit 1; }
-TMP=$(mktemp -d /tmp/rcukv-bench-sec.XXXXXX)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-die() { echo "bench_security: $*; no ratio, stopping" >&2; exit 1; }
-trap 'exit 130' INT TERM
-(
-  cd "$TMP" || exit 1
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -keyout ca.key -out ca.crt -subj "/CN=rcukv bench CA"
-  openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1"
-  openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out server.crt
-) >"$TMP/openssl.log" 2>&1 || { echo "bench_security: openssl failed" >&2; exit 1; }
-TLSA=(--tls-cert-file "$TMP/server.crt" --tls-key-file "$TMP/server.key" --tls-auth-clients no)
+LIB_BENCH=1
+LIB_STOP="no ratio, stopping"
+# need_tools, need_built, die, scratch_init ($tmp, $pids stopped on exit)
+. "$(dirname "$0")/../scripts/lib.sh"
+need_tools redis-server redis-benchmark openssl
+need_built "$SERVER"
+scratch_init bench-security
+TMP=$tmp
+# throwaway certificates (scripts/lib.sh): the server uses cn.crt, the address as CN
+tls_certs "$TMP" || die "openssl failed ($TMP/openssl.log)"
+TLSA=(--tls-cert-file "$TMP/cn.crt" --tls-key-file "$TMP/cn.key" --tls-auth-clients no)
 P_PLAIN=$PORT0; P_TLS=$((PORT0 + 1)); P_REDIS=$((PORT0 + 2)); P_REDIS_IO=$((PORT0 + 3))
 "$SERVER" --port "$P_PLAIN" --tls-port "$P_TLS" --bind 127.0.0.1 --loglevel warning "${TLSA[@]}" >"$TMP/rcukv.log" 2>&1 &
-PIDS+=($!)
+pids+=($!)
 redis-server --port 0 --tls-port "$P_REDIS" --bind 127.0.0.1 --save '' --appendonly no \
   --loglevel warning --dir "$TMP" "${TLSA[@]}" >"$TMP/redis.log" 2>&1 &
-PIDS+=($!)
+pids+=($!)
 redis-server --port 0 --tls-port "$P_REDIS_IO" --bind 127.0.0.1 --save '' --appendonly no \
   --io-threads 2 --io-threads-do-reads yes \
   --loglevel warning --dir "$TMP" "${TLSA[@]}" >"$TMP/redis_io2.log" 2>&1 &
-PIDS+=($!)
+pids+=($!)
 up=0
 for i in $(seq 1 100); do
   redis-cli -p "$P_PLAIN" ping >/dev/null 2>&1 &&

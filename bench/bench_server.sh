@@ -31,22 +31,15 @@ else
   REPEATS=${BENCH_REPEATS:-3}; SECS=3; N_P1=20000; N_P16=200000; N_FILL=1000000
 fi
 CLK_TCK=$(getconf CLK_TCK)
-TMP=$(mktemp -d /tmp/rcukv-bench-server.XXXXXX)
-PIDS=()
 
-for tool in redis-server redis-benchmark; do
-  command -v $tool >/dev/null || { echo "bench_server: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
-done
-[ -x "$SERVER" ] || { echo "bench_server: $SERVER not built" >&2; exit 1; }
+LIB_BENCH=1
+# need_tools, need_built, die, scratch_init ($tmp, $pids stopped on exit)
+. "$(dirname "$0")/../scripts/lib.sh"
+need_tools redis-server redis-benchmark
+need_built "$SERVER"
+scratch_init bench-server
+TMP=$tmp
 
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-die() { echo "bench_server: $*; stopping" >&2; exit 1; }
-trap 'exit 130' INT TERM
 
 names=(rcukv redis redis_io2)
 ports=($PORT0 $((PORT0 + 1)) $((PORT0 + 2)))
@@ -63,7 +56,7 @@ start() {  # name port
              --loglevel warning --dir "$TMP" >"$TMP/$name.log" 2>&1 & ;;
   esac
   PID[$name]=$!
-  PIDS+=($!)
+  pids+=($!)
   for _ in $(seq 100); do
     redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
     sleep 0.05

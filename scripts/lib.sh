@@ -4,7 +4,7 @@
 #   counting     ok / bad / skip / check / check_cases / summary: each test
 #                script ends with summary's "N passed, M failed, K skipped",
 #                the line tests/run.sh reads
-#   tools        have_tools, need_tools (benchmarks: stop), skip_without
+#   tools        have_tools, need_tools and die (benchmarks: stop), skip_without
 #                (tests: a skip, then the closing line), need_built
 #   scratch      scratch_init NAME: $tmp, removed on exit, and $pids, servers
 #                stopped by their process id on exit (SIGINT and SIGTERM
@@ -80,6 +80,10 @@ have_tools() {
 need_tools() {
   have_tools "$@" || { echo "$LIB_NAME: $missing not found (scripts/deps.sh test)" >&2; exit 1; }
 }
+# die MSG: a benchmark that cannot go on: "$LIB_NAME: MSG; $LIB_STOP" on
+# stderr, exit 1 (no RATIO line is printed after a failed reference).
+# LIB_STOP defaults to "stopping".
+die() { echo "$LIB_NAME: $*; ${LIB_STOP:-stopping}" >&2; exit 1; }
 # need_built FILE...: stops the script (exit 1) naming the first FILE that is
 # not an executable; a test counts it as a failure and prints its closing line.
 need_built() {

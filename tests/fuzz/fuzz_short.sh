@@ -5,30 +5,31 @@
 # directory.  Inputs under regress/<harness>/pending/ are findings not fixed
 # yet (notes/fuzz-crashes.txt): they are run and reported, expected to fail,
 # and not counted; one that passes is reported so it can move up a level.
-# Skips (0 passed, 0 failed) under VARIANT=asan or tsan: the harnesses carry
+# Skips (one skip, 0 failed) under VARIANT=asan or tsan: the harnesses carry
 # their own ASan+UBSan build (build/fuzz/, clang).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# counters (ok/bad/skip/summary), scratch_init
+. "$root/scripts/lib.sh"
 case "${VARIANT:-release}" in
-  asan|tsan) echo "SKIP fuzz_short under VARIANT=$VARIANT (build/fuzz has its own sanitizers)"
-             echo "0 passed, 0 failed, 1 skipped"; exit 0 ;;
+  asan|tsan) skip "fuzz_short under VARIANT=$VARIANT (build/fuzz has its own sanitizers)"
+             summary; exit 0 ;;
 esac
 b="$root/build/fuzz"
 secs=${FUZZ_SHORT_SECONDS:-10}
-pass=0; fail=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+scratch_init fuzz-short
 for h in fuzz_resp fuzz_cmd; do
   bin="$b/$h"
   if [ ! -x "$bin" ]; then
-    echo "FAIL $h: $bin not built (make fuzz-build)"; fail=$((fail + 1)); continue
+    bad "$h: $bin not built (make fuzz-build)"; continue
   fi
   for f in "$here/regress/$h"/*; do
     [ -f "$f" ] || continue
     if "$bin" -timeout=10 "$f" >"$tmp/run.log" 2>&1; then
-      pass=$((pass + 1)); echo "ok   $h regress $(basename "$f")"
+      ok "$h regress $(basename "$f")"
     else
-      fail=$((fail + 1)); echo "FAIL $h regress $(basename "$f")"
+      bad "$h regress $(basename "$f")"
       grep -E 'fuzz check failed|ERROR: |SUMMARY|#[0-9]+ 0x' "$tmp/run.log" | head -12 | sed 's/^/    | /'
     fi
   done
@@ -44,14 +45,12 @@ for h in fuzz_resp fuzz_cmd; do
   dict=(); [ -f "$here/$h.dict" ] && dict=(-dict="$here/$h.dict")
   if "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 "${dict[@]}" \
        -artifact_prefix="$tmp/art-$h/" "$tmp/$h" "$here/corpus/$h" >"$tmp/$h.log" 2>&1; then
-    pass=$((pass + 1))
-    echo "ok   $h fuzz ${secs}s: $(grep -E '^stat::number_of_executed_units' "$tmp/$h.log" | awk '{print $2}') executions, $(grep -E '^#[0-9]+' "$tmp/$h.log" | tail -n 1 | grep -oE 'cov: [0-9]+')"
+    ok "$h fuzz ${secs}s: $(grep -E '^stat::number_of_executed_units' "$tmp/$h.log" | awk '{print $2}') executions, $(grep -E '^#[0-9]+' "$tmp/$h.log" | tail -n 1 | grep -oE 'cov: [0-9]+')"
   else
-    fail=$((fail + 1)); echo "FAIL $h fuzz ${secs}s"
+    bad "$h fuzz ${secs}s"
     grep -E 'fuzz check failed|ERROR: |SUMMARY|runtime error|#[0-9]+ 0x' "$tmp/$h.log" | head -15 | sed 's/^/    | /'
     mkdir -p "$b/artifacts/$h"; cp "$tmp/art-$h/"* "$b/artifacts/$h/" 2>/dev/null
     echo "    crash input kept in $b/artifacts/$h/"
   fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary

@@ -15,11 +15,9 @@ ulimit -n 8192 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 if [ -n "${SOAK_PORT:-}" ]; then
   exec "$B/tests/soak/soak" --port "$SOAK_PORT" --seconds "$secs" --conns "$conns"
 fi
-port=""
-for p in $(seq 7350 7399); do
-  if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then port=$p; break; fi
-done
-[ -n "$port" ] || { echo "no free port"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+. scripts/lib.sh # free_port
+port=$(free_port 7350 7399)
+[ "$port" != 0 ] || { echo "no free port"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 log=$(mktemp /tmp/rcukv-soak-XXXXXX.log)
 # maxclients a little above the soak's connections: the killers' and
 # garblers' reconnects keep hung-up clients waiting to be reaped, thousands of

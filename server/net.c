@@ -145,38 +145,6 @@ static const struct conn_io sock_io = {
 	.close = sock_close,
 };
 
-/* TLS through tls.c (weak: absent from the fuzz harnesses, which never
- * open a TLS listener).  Replies are written at once, not deferred to the
- * end of the turn. */
-static ssize_t tlsio_read(struct conn *c, void *buf, size_t n)
-{
-	return tls_read(c->io_ctx, buf, n);
-}
-
-static ssize_t tlsio_write(struct conn *c, const void *buf, size_t n)
-{
-	return tls_write(c->io_ctx, buf, n);
-}
-
-static int tlsio_pending(struct conn *c)
-{
-	return tls_pending(c->io_ctx);
-}
-
-static void tlsio_close(struct conn *c)
-{
-	tls_conn_free(c->io_ctx);
-	close(c->fd);
-}
-
-static const struct conn_io tls_io = {
-	.read = tlsio_read,
-	.write = tlsio_write,
-	.pending = tlsio_pending,
-	.close = tlsio_close,
-	.write_at_once = 1,
-};
-
 /* A connection's events on its worker's event_base.  Context: owner worker. */
 static struct event *ev_of(struct conn *c, int what)
 {
@@ -213,7 +181,7 @@ static void net_conn_new(struct worker *w, int fd, int kind)
 {
 	int is_unix = kind == LISTEN_UNIX;
 	struct conn *c = conn_new(w, fd, is_unix ? CONN_UNIX : 0,
-				  kind == LISTEN_TLS ? &tls_io : &sock_io, &ev_loop);
+				  kind == LISTEN_TLS ? &tls_conn_io : &sock_io, &ev_loop);
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 
@@ -823,10 +791,6 @@ int net_listen(void)
 		}
 	}
 	if (g_cfg.tls_port) {
-		if (!tls_configure) {
-			srv_log(LL_WARNING, "tls-port set but this build has no TLS, aborting.");
-			return -1;
-		}
 		if (tls_configure() < 0) {
 			srv_log(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
 			return -1;
@@ -896,8 +860,7 @@ void net_stop(void)
 		close(g_srv.listen_fds[i]);
 	}
 	g_srv.nlisten = 0;
-	if (tls_fini)
-		tls_fini(); /* each SSL keeps its own reference to the context */
+	tls_fini(); /* each SSL keeps its own reference to the context */
 	if (g_cfg.unixsocket)
 		unlink(g_cfg.unixsocket);
 	for (int i = 0; i < g_srv.nworkers; i++) {

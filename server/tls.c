@@ -3,14 +3,14 @@
  * (tls-cert-file, tls-key-file, tls-ca-cert-file, tls-auth-clients,
  * tls-protocols) and non-blocking per-connection reads and writes.
  *
- * Linked only into rcukv-server: net.c refers to these functions through weak
- * declarations (see server/tls.h), so programs that link net.c without
- * this file (the fuzz harnesses) have no TLS and need no libssl.
+ * The transport (tls_conn_io, conn.h) is what net.c's TLS listeners give
+ * their connections; the connection engine (conn.c) never sees OpenSSL.
  * A connection's SSL object is touched only by the worker owning it; the
  * context is built once by the main thread before the workers start.
  * Tested by tests/server/test_tls.sh.
  */
 #include "server/config.h"
+#include "server/conn.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/tls.h"
@@ -20,6 +20,7 @@
 #include <openssl/ssl.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 static SSL_CTX *ctx;
 
@@ -153,15 +154,16 @@ void *tls_conn_new(int fd)
 	return ssl;
 }
 
-void tls_conn_free(void *p)
+static void tls_close(struct conn *c)
 {
-	SSL *ssl = p;
+	SSL *ssl = c->io_ctx;
 
-	if (!ssl)
-		return;
-	if (SSL_is_init_finished(ssl))
-		SSL_shutdown(ssl); /* one close_notify, no waiting for the peer's */
-	SSL_free(ssl);
+	if (ssl) {
+		if (SSL_is_init_finished(ssl))
+			SSL_shutdown(ssl); /* one close_notify, no waiting for the peer's */
+		SSL_free(ssl);
+	}
+	close(c->fd);
 }
 
 /* Map an SSL_read/SSL_write result: -1 + EAGAIN to wait, -1 + EIO on error. */
@@ -190,9 +192,9 @@ static ssize_t io_result(SSL *ssl, int r)
 	}
 }
 
-ssize_t tls_read(void *p, void *buf, size_t n)
+static ssize_t tls_read(struct conn *c, void *buf, size_t n)
 {
-	SSL *ssl = p;
+	SSL *ssl = c->io_ctx;
 	int r;
 
 	ERR_clear_error();
@@ -201,9 +203,9 @@ ssize_t tls_read(void *p, void *buf, size_t n)
 	return r > 0 ? r : io_result(ssl, r);
 }
 
-ssize_t tls_write(void *p, const void *buf, size_t n)
+static ssize_t tls_write(struct conn *c, const void *buf, size_t n)
 {
-	SSL *ssl = p;
+	SSL *ssl = c->io_ctx;
 	int r;
 
 	ERR_clear_error();
@@ -215,7 +217,16 @@ ssize_t tls_write(void *p, const void *buf, size_t n)
 	return r == 0 ? (errno = EPIPE, -1) : r;
 }
 
-int tls_pending(void *p)
+/* Decrypted bytes buffered: they raise no socket event. */
+static int tls_pending(struct conn *c)
 {
-	return SSL_pending((SSL *)p) > 0;
+	return SSL_pending((SSL *)c->io_ctx) > 0;
 }
+
+const struct conn_io tls_conn_io = {
+	.read = tls_read,
+	.write = tls_write,
+	.pending = tls_pending,
+	.close = tls_close,
+	.write_at_once = 1,
+};

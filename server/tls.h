@@ -7,19 +7,27 @@
 #ifndef SERVER_TLS_H
 #define SERVER_TLS_H
 
-#include <stddef.h>
-#include <sys/types.h>
+#include "server/conn.h"
 
-/* tls.c: linked into rcukv-server only; weak here so that other programs
- * linking net.c (fuzz harnesses) need neither tls.c nor libssl.  Callers
- * check tls_configure != NULL. */
-__attribute__((weak)) int tls_configure(void);
-__attribute__((weak)) void tls_fini(void);
-__attribute__((weak)) void *tls_conn_new(int fd);
-__attribute__((weak)) void tls_conn_free(void *ssl);
-/* read/write: >0 bytes, 0 EOF, -1 with errno (EAGAIN = wait for the socket) */
-__attribute__((weak)) ssize_t tls_read(void *ssl, void *buf, size_t n);
-__attribute__((weak)) ssize_t tls_write(void *ssl, const void *buf, size_t n);
-__attribute__((weak)) int tls_pending(void *ssl); /* decrypted bytes buffered */
+/**
+ * tls_configure() - build the server context from the tls-* options.
+ * Context: main thread, before the workers start.  Return: 0, or -1 with
+ * the reason logged.
+ */
+int tls_configure(void);
+/* tls_fini() - drop the context (each SSL keeps its own reference). */
+void tls_fini(void);
+
+/**
+ * tls_conn_new() - a server-side SSL object on socket @fd, or NULL.
+ * Context: the worker that will own the connection.  The caller stores it
+ * in c->io_ctx of a connection whose transport is tls_conn_io.
+ */
+void *tls_conn_new(int fd);
+
+/* The TLS transport (conn.h): reads and writes through c->io_ctx, buffered
+ * decrypted bytes reported as pending, replies written at once; its close
+ * sends one close_notify, frees the SSL object and closes c->fd. */
+extern const struct conn_io tls_conn_io;
 
 #endif /* SERVER_TLS_H */

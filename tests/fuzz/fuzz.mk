@@ -9,8 +9,9 @@
 # The harnesses are built with clang (-fsanitize=fuzzer,address,undefined)
 # into build/fuzz/, whatever VARIANT is: the server's sources are compiled
 # again here (server/main.c is not needed), never the objects of $(B).
-#   fuzz_resp  the request parser (server/resp.c) fed as server/net.c's on_read
-#              feeds it, whole and in fuzzer-chosen pieces; the outcomes must agree
+#   fuzz_resp  the request parser (server/resp.c) fed by the connection engine
+#              (server/conn.c, on an in-memory transport), whole and in
+#              fuzzer-chosen pieces; the outcomes must agree
 #   fuzz_cmd   parse + execute against a real table (server/cmd.c, db.c, ...);
 #              every reply must be exactly one well-formed RESP reply
 # See tests/fuzz/README for the input format and notes/fuzz-*.txt for findings.
@@ -30,11 +31,12 @@ FUZZ_CFLAGS_OWN := $(FUZZ_CFLAGS_BASE) $(WARN) $(call pc,--cflags,hiredis)
 
 FUZZ_RCU_OBJS := $(RCU_SRCS:%.c=$(FUZZ_B)/obj/%.o)
 FUZZ_HT_OBJS := $(FUZZ_B)/obj/hashtable/ht_qsbr.o
-FUZZ_SRV_NAMES := config log util resp net conn client cmd cmd_docs cmd_string cmd_keys cmd_expire cmd_conn cmd_server info db evict mem persist rdb stats lathist
+FUZZ_SRV_NAMES := config log util resp conn client cmd cmd_docs cmd_string cmd_keys cmd_expire cmd_conn cmd_server info db evict mem persist rdb stats lathist
 FUZZ_SRV_OBJS := $(FUZZ_SRV_NAMES:%=$(FUZZ_B)/obj/server/%.o)
-# fuzz_resp needs the parser and what it calls, net.c for the globals
-# (g_clients); g_srv is fuzz_common.c's; cmd_dispatch() is the harness's own.
-FUZZ_RESP_OBJS := $(addprefix $(FUZZ_B)/obj/server/,config.o log.o util.o resp.o net.o conn.o client.o stats.o \
+# fuzz_resp needs the parser, the engine and what they call; net.c is in
+# neither harness (fuzz_common.c is their event loop, g_srv is its own);
+# cmd_dispatch() is the harness's own.
+FUZZ_RESP_OBJS := $(addprefix $(FUZZ_B)/obj/server/,config.o log.o util.o resp.o conn.o client.o stats.o \
 		  lathist.o) \
 		  $(FUZZ_RCU_OBJS)
 

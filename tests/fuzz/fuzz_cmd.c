@@ -1,7 +1,7 @@
 /*
  * fuzz_cmd.c - libFuzzer harness for rcukv-server's command layer: the bytes
- * are parsed (server/resp.c, through fz_feed(), the network layer's read
- * path) and every command runs for real (server/cmd.c, db.c, config.c,
+ * are parsed (server/resp.c, through fz_feed(): the connection engine,
+ * server/conn.c, on an in-memory transport) and every command runs for real (server/cmd.c, db.c, config.c,
  * info.c) against a real QSBR hash table, on a fake connection whose output
  * the harness reads.
  *
@@ -181,7 +181,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The main thread's cron: expire what the input left with a TTL. */
 	db_active_expire_cycle();
 	FZ_CHECK(other->out.len == 0 && other->qlen == 0, "the idle client got bytes");
-	fz_conn_free(c);
+	if (st == FZ_OPEN)
+		fz_conn_free(c);
 	fz_conn_free(other);
 	db_fini();
 	rcu_barrier();

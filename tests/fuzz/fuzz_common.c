@@ -1,20 +1,21 @@
 /*
- * fuzz_common.c - the fake connection, the network layer's read path and the
- * strict RESP checker shared by fuzz_resp and fuzz_cmd (see fuzz_common.h).
+ * fuzz_common.c - the fake worker and connection, the in-memory transport
+ * and event loop that run server/conn.c (the connection engine itself, not a
+ * copy), and the strict RESP checker shared by fuzz_resp and fuzz_cmd (see
+ * fuzz_common.h).
  *
- * fz_feed() mirrors server/net.c (on_read, conn_run, conn_flush, on_write)
- * line for line where the parser can tell the difference: the same buffer
- * growth (conn_read_hint(), capacity + 1), the same read sizes, the same
- * query-buffer limit, the same flush bookkeeping, the same re-runs while the
- * output pause holds input back (conn_run()'s 9 rounds, then on_write() on
- * the next loop turns, which the copy runs before the next read).  Those functions are static
- * in net.c, so this is a copy: if net.c's read path changes, change this too
- * (notes/fuzz-needs.txt).
+ * The harness is the event loop: fz_feed() delivers each arrival of bytes as
+ * read events (conn_on_read(), whose one read takes what the query buffer has
+ * room for), ends each loop turn as a worker does (conn_flush_queued()), and
+ * runs the write events the engine asked for (conn_on_write()) on the next
+ * turns, before the next read.  The fake client reads every reply byte at
+ * once, like a fast reader.
  */
 #include "tests/fuzz/fuzz_common.h"
 #include "server/client.h"
 #include "server/log.h"
 
+#include <errno.h>
 #include <sanitizer/asan_interface.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,10 @@
 /* The harnesses have no main.c: the process state is theirs. */
 struct server g_srv;
 struct worker fz_worker;
+/* Set from bit 7 of an input's flags byte by fz_split_input(): the next
+ * connections' transport writes at once, as TLS does (else at the end of the
+ * loop turn, as plain sockets). */
+static int fz_write_at_once;
 
 void fz_fail(const char *fmt, ...)
 {
@@ -44,6 +49,7 @@ void fz_split_input(const uint8_t *p, size_t n, struct fz_input *in)
 	size_t s;
 
 	memset(in, 0, sizeof(*in));
+	fz_write_at_once = 0;
 	if (n < 2) {
 		in->data = p;
 		in->len = n;
@@ -56,6 +62,7 @@ void fz_split_input(const uint8_t *p, size_t n, struct fz_input *in)
 		return;
 	}
 	in->flags = p[0];
+	fz_write_at_once = p[0] >> 7;
 	in->chunks = s ? p + 2 : NULL;
 	in->nchunks = s;
 	in->data = p + 2 + s;
@@ -78,211 +85,231 @@ void fz_globals_init(void)
 	g_srv.nworkers = 1;
 }
 
+/* ------------------------------------ what net.c does for the commands */
+
+static void notify(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		fz_fail("eventfd write: %s", strerror(errno));
+}
+
+/* CLIENT KILL of the other client: the mark stays, as nothing here reads the
+ * worker's eventfd (the harness closes no connection in the middle of an
+ * input). */
+void conn_wake_worker(struct worker *w)
+{
+	notify(w->notify_fd);
+}
+
+void net_request_shutdown(void)
+{
+	atomic_store_explicit(&g_srv.shutdown_asap, 1, memory_order_release);
+	notify(g_srv.notify_fd);
+}
+
+void net_wake_main(void)
+{
+	notify(g_srv.notify_fd);
+}
+
+/* ------------------------------------------------- transport and loop */
+
+/* The connection being fed (fz_feed()), what is left of the current
+ * arrival, where its replies go, and how it ended. */
+static struct {
+	struct conn *c;
+	const uint8_t *p;
+	size_t avail, used;
+	fz_flush_fn *on_flush;
+	void *arg;
+	int status;   /* FZ_OPEN until conn_close() */
+	int write_ev; /* a write event due on the next loop turn */
+} feed;
+
+/* The bytes past qlen are poisoned while the engine runs: a parser that
+ * looks past what arrived is caught even inside the buffer's capacity. */
+static void poison_tail(struct conn *c)
+{
+	if (c->qbuf)
+		ASAN_POISON_MEMORY_REGION(c->qbuf + c->qlen, c->qcap + 1 - c->qlen);
+}
+
+static void unpoison(struct conn *c)
+{
+	if (c->qbuf)
+		ASAN_UNPOISON_MEMORY_REGION(c->qbuf, c->qcap + 1);
+}
+
+/* One read(2): at most what is left of the arrival, never 0 bytes asked. */
+static ssize_t mem_read(struct conn *c, void *buf, size_t n)
+{
+	size_t k = n < feed.avail ? n : feed.avail;
+
+	FZ_CHECK(c == feed.c, "read on a connection that is not being fed");
+	FZ_CHECK(n > 0, "conn_on_read would read 0 bytes (qlen %zu qcap %zu hint %zu)", c->qlen,
+		 c->qcap, conn_read_hint(c));
+	FZ_CHECK(feed.avail > 0, "read event with nothing arrived");
+	unpoison(c);
+	memcpy(buf, feed.p, k);
+	feed.p += k;
+	feed.avail -= k;
+	feed.used += k;
+	ASAN_POISON_MEMORY_REGION((char *)buf + k, n + 1 - k);
+	return (ssize_t)k;
+}
+
+/* The fake client takes every byte at once. */
+static ssize_t mem_write(struct conn *c, const void *buf, size_t n)
+{
+	const struct obuf *o = &c->out;
+
+	FZ_CHECK(o->pos < o->len && o->len <= o->cap && (const char *)buf == o->buf + o->pos &&
+			 n == o->len - o->pos,
+		 "output buffer bounds broken: pos %zu len %zu cap %zu, write of %zu", o->pos,
+		 o->len, o->cap, n);
+	if (c == feed.c && feed.on_flush)
+		feed.on_flush(c, buf, n, feed.arg);
+	return (ssize_t)n;
+}
+
+/* Why the engine closed it, from the flags it set (an in-memory connection
+ * sees no EOF, write error or timeout): a command's CLOSE_ASAP (closed at
+ * once), a protocol error's CLOSE_AFTER_REPLY (or QUIT, CLIENT KILL: the
+ * caller tells), both (closed once the reply went), or neither: the query
+ * buffer limit. */
+static void mem_close(struct conn *c)
+{
+	int asap = c->flags & CONN_CLOSE_ASAP, after = c->flags & CONN_CLOSE_AFTER_REPLY;
+
+	unpoison(c);
+	if (c == feed.c)
+		feed.status = asap ? (after ? FZ_CLOSED_REPLY : FZ_CLOSED_ASAP)
+				   : (after ? FZ_CLOSED_PROTO : FZ_CLOSED_LIMIT);
+}
+
+static const struct conn_io mem_io = {.read = mem_read, .write = mem_write, .close = mem_close};
+static const struct conn_io mem_io_at_once = {
+	.read = mem_read, .write = mem_write, .close = mem_close, .write_at_once = 1};
+
+/* Read events are always on (c->reading says so); write interest is met on
+ * the next turn, as the client drains everything. */
+static void loop_want(struct conn *c, int what, int on)
+{
+	if (c == feed.c && what == CONN_EV_WRITE)
+		feed.write_ev = on;
+}
+
+/* Only write events: a read again is for transports with bytes pending. */
+static void loop_again(struct conn *c, int what)
+{
+	FZ_CHECK(c == feed.c && what == CONN_EV_WRITE,
+		 "event %d asked for a connection that is not being fed or has nothing pending",
+		 what);
+	feed.write_ev = 1;
+}
+
+/* The closed connection's due event goes with it, as event_free()'s. */
+static void loop_release(struct conn *c)
+{
+	if (c == feed.c)
+		feed.write_ev = 0;
+}
+
+static const struct conn_loop mem_loop = {
+	.want = loop_want,
+	.again = loop_again,
+	.release = loop_release,
+};
+
 struct conn *fz_conn_new(void)
 {
-	struct conn *c = xcalloc(1, sizeof(*c));
+	struct conn *c = conn_new(&fz_worker, -1, 0, fz_write_at_once ? &mem_io_at_once : &mem_io,
+				  &mem_loop);
 
-	c->fd = -1;
-	c->w = &fz_worker;
-	c->resp = 2;
-	c->bulklen = -1;
-	c->id = atomic_fetch_add(&g_srv.next_client_id, 1) + 1;
-	c->ctime_ms = util_mstime();
-	atomic_store_explicit(&c->last_ms, c->ctime_ms, memory_order_relaxed);
-	atomic_store_explicit(&c->last_cmd, -1, memory_order_relaxed);
-	atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
-	atomic_store_explicit(&c->resp_pub, 2, memory_order_relaxed);
 	snprintf(c->addr, sizeof(c->addr), "127.0.0.1:%d", 40000 + (int)(c->id % 20000));
 	snprintf(c->laddr, sizeof(c->laddr), "127.0.0.1:6379");
-	c->reading = 1;
-	client_register(c);
-	atomic_fetch_add_explicit(&g_srv.nclients, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&fz_worker.nconns, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&g_srv.nclients, 1, memory_order_relaxed); /* as the acceptor */
+	conn_attach(c);
 	return c;
 }
 
 void fz_conn_free(struct conn *c)
 {
-	client_unregister(c);
-	atomic_fetch_sub_explicit(&g_srv.nclients, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&fz_worker.nconns, 1, memory_order_relaxed);
-	if (c->qbuf)
-		ASAN_UNPOISON_MEMORY_REGION(c->qbuf, c->qcap + 1);
-	free(c->qbuf);
-	free(c->out.buf);
-	free(c->argv_off);
-	free(c->argv_len);
-	free((void *)c->argv);
-	free(c->argl);
-	free(c->inline_store);
-	free(c);
+	conn_close(c);
 }
 
 /* ------------------------------------------------------- the read path */
 
-/* conn_process_input() with the bytes past qlen poisoned: a parser that
- * looks past what arrived is caught even inside the buffer's capacity. */
-static int process_input(struct conn *c)
+/* After each event: the engine's query buffer stays within bounds. */
+static int after_event(void)
 {
-	int r;
+	struct conn *c = feed.c;
 
-	if (c->qbuf)
-		ASAN_POISON_MEMORY_REGION(c->qbuf + c->qlen, c->qcap + 1 - c->qlen);
-	r = conn_process_input(c);
-	if (c->qbuf)
-		ASAN_UNPOISON_MEMORY_REGION(c->qbuf, c->qcap + 1);
+	if (feed.status != FZ_OPEN)
+		return feed.status;
 	if (c->qpos > c->qlen || c->qlen > c->qcap)
 		fz_fail("query buffer bounds broken: qpos %zu qlen %zu qcap %zu", c->qpos, c->qlen,
 			c->qcap);
-	return r;
-}
-
-/* conn_flush(): the fake client reads every byte at once. */
-static int flush(struct conn *c, fz_flush_fn *on_flush, void *arg)
-{
-	struct obuf *o = &c->out;
-
-	if (o->pos > o->len || o->len > o->cap)
-		fz_fail("output buffer bounds broken: pos %zu len %zu cap %zu", o->pos, o->len, o->cap);
-	if (on_flush && o->pos < o->len)
-		on_flush(c, o->buf + o->pos, o->len - o->pos, arg);
-	o->pos = o->len = 0;
-	if (o->cap > 1024 * 1024) {
-		free(o->buf);
-		o->buf = NULL;
-		o->cap = 0;
-	}
-	c->flags &= ~CONN_WRITE_PENDING;
-	if (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))
-		return FZ_CLOSED_REPLY;
-	c->reading = 1;
-	atomic_store_explicit(&c->obuf_used, 0, memory_order_relaxed);
 	return FZ_OPEN;
 }
 
-/* The closing status of a flush that closed the connection. */
-static int closed(struct conn *c)
+/* The end of a loop turn and the turns after it: the queued replies go,
+ * then the write events the engine asked for run, one per turn, until none
+ * is due. */
+static int loop_turns(void)
 {
-	return (c->flags & CONN_CLOSE_AFTER_REPLY) && !(c->flags & CONN_CLOSE_ASAP)
-		       ? FZ_CLOSED_PROTO /* or QUIT / CLIENT KILL: the caller tells */
-		       : FZ_CLOSED_REPLY;
-}
+	int r;
 
-/* Set when conn_run() hands the rest to the next loop turn (event_active()
- * on ev_write); fz_feed() then runs on_write() before the next read. */
-static int write_active;
-
-/* conn_run(): run, flush, and again while paused with the output gone, at
- * most 9 rounds, then the rest waits for on_write(). */
-static int run(struct conn *c, fz_flush_fn *on_flush, void *arg)
-{
-	for (int round = 0;; round++) {
-		int r = process_input(c);
-
-		atomic_store_explicit(&c->qbuf_used, c->qlen - c->qpos, memory_order_relaxed);
-		if (r < 0 && !(c->flags & CONN_CLOSE_AFTER_REPLY))
-			return FZ_CLOSED_ASAP;
-		if (flush(c, on_flush, arg) != FZ_OPEN)
-			return closed(c);
-		if (!(c->flags & CONN_INPUT_PAUSED) || !c->reading)
-			return FZ_OPEN;
-		if (round == 8) {
-			write_active = 1;
-			return FZ_OPEN;
-		}
-	}
-}
-
-/* on_write(): flush, then run what the output limit held back. */
-static int on_write(struct conn *c, fz_flush_fn *on_flush, void *arg)
-{
-	write_active = 0;
-	if (flush(c, on_flush, arg) != FZ_OPEN)
-		return closed(c);
-	if (c->reading && (c->flags & CONN_INPUT_PAUSED))
-		return run(c, on_flush, arg);
-	return FZ_OPEN;
-}
-
-/* on_read(): one read() of at most the room the buffer has.  *used = bytes taken. */
-static int on_read(struct conn *c, const uint8_t *p, size_t avail, size_t *used,
-		   fz_flush_fn *on_flush, void *arg)
-{
-	size_t hint = conn_read_hint(c), room = c->qcap - c->qlen, k;
-	long long limit;
-
-	if (room < hint) {
-		if (c->qpos > 0 && c->mb_left == 0 && c->qpos == c->qlen) {
-			c->qpos = c->qlen = 0;
-			room = c->qcap;
-		}
-		if (room < hint) {
-			size_t cap = c->qcap ? c->qcap : PROTO_IOBUF_LEN;
-
-			if (hint > PROTO_IOBUF_LEN) {
-				cap = c->qlen + hint;
-			} else {
-				while (cap - c->qlen < hint)
-					cap *= 2;
-			}
-			c->qbuf = xrealloc(c->qbuf, cap + 1);
-			c->qcap = cap;
-		}
-	}
-	k = c->qcap - c->qlen;
-	if (k > avail)
-		k = avail;
-	if (k == 0)
-		fz_fail("on_read would read 0 bytes (qlen %zu qcap %zu hint %zu)", c->qlen, c->qcap,
-			hint);
-	memcpy(c->qbuf + c->qlen, p, k);
-	c->qlen += k;
-	*used = k;
-	limit = atomic_load_explicit(&g_cfg.client_query_buffer_limit, memory_order_relaxed);
-	if (c->qlen - c->qpos > (size_t)limit)
-		return FZ_CLOSED_LIMIT;
-	return run(c, on_flush, arg);
-}
-
-/* The event loop's next turns: on_write() while conn_run() activated it. */
-static int write_events(struct conn *c, fz_flush_fn *on_flush, void *arg)
-{
-	int r = FZ_OPEN;
-
-	for (int turn = 0; write_active && r == FZ_OPEN; turn++) {
+	for (int turn = 0;; turn++) {
+		conn_flush_queued(&fz_worker);
+		if ((r = after_event()) != FZ_OPEN || !feed.write_ev)
+			return r;
 		if (turn > 100000)
 			fz_fail("on_write keeps re-activating itself");
-		r = on_write(c, on_flush, arg);
+		poison_tail(feed.c);
+		feed.write_ev = 0;
+		conn_on_write(feed.c);
+		if ((r = after_event()) != FZ_OPEN)
+			return r;
 	}
-	write_active = 0;
-	return r;
 }
 
 int fz_feed(struct conn *c, const uint8_t *data, size_t n, const uint8_t *chunks, size_t nchunks,
 	    fz_flush_fn *on_flush, void *arg)
 {
 	size_t off = 0, ci = 0;
+	int r = FZ_OPEN;
 
-	write_active = 0;
-	while (off < n) {
+	memset(&feed, 0, sizeof(feed));
+	feed.c = c;
+	feed.on_flush = on_flush;
+	feed.arg = arg;
+	feed.status = FZ_OPEN;
+	while (off < n && r == FZ_OPEN) {
 		size_t arrive = chunks ? (size_t)chunks[ci++ % nchunks] + 1 : n - off;
 
 		if (arrive > n - off)
 			arrive = n - off;
-		/* The bytes of one arrival are read as the buffer makes room. */
-		while (arrive) {
-			size_t used;
-			int r = on_read(c, data + off, arrive, &used, on_flush, arg);
-
-			off += used;
-			arrive -= used;
-			if (r == FZ_OPEN)
-				r = write_events(c, on_flush, arg);
-			if (r != FZ_OPEN)
-				return r;
+		/* The bytes of one arrival are read as the buffer makes room:
+		 * one read event per read(2), each followed by the loop's turn. */
+		feed.p = data + off;
+		feed.avail = arrive;
+		while (feed.avail && r == FZ_OPEN) {
+			FZ_CHECK(c->reading, "bytes arrived, output drained, and the connection "
+					     "reads no more: the client would wait for ever");
+			feed.used = 0;
+			conn_on_read(c);
+			if ((r = after_event()) == FZ_OPEN)
+				r = loop_turns();
+			off += feed.used;
 		}
 	}
-	return FZ_OPEN;
+	if (r == FZ_OPEN)
+		unpoison(c);
+	feed.c = NULL;
+	return r;
 }
 
 /* ------------------------------------------------------- RESP checker */

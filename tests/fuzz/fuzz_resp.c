@@ -2,8 +2,8 @@
  * fuzz_resp.c - libFuzzer harness for rcukv-server's RESP request parser
  * (server/resp.c: conn_process_input(), parse_multibulk(), parse_inline()).
  *
- * The client bytes go through the network layer's read path (fz_feed(), a
- * copy of net.c's on_read/conn_run/conn_flush) twice on fresh connections:
+ * The client bytes go through the connection engine (fz_feed(): server/conn.c
+ * on an in-memory transport) twice on fresh connections:
  * once as one arrival, once split at the fuzzer-chosen chunk sizes.  This
  * file's cmd_dispatch() stands in for the command layer: it records every
  * command (argc, each argument's bytes) and checks the parser's promises.
@@ -66,7 +66,7 @@ static void grow(unsigned char **b, size_t *len, size_t *cap, const void *p, siz
 	*len += n;
 }
 
-/* net.c's prefetch asks the command table; this harness has none (and no
+/* conn.c's prefetch asks the command table; this harness has none (and no
  * keyspace, so the prefetch never runs). */
 int cmd_may_write(const char *name, size_t len)
 {
@@ -75,7 +75,7 @@ int cmd_may_write(const char *name, size_t len)
 	return 1;
 }
 
-/* client.c (linked for the registry net.c keeps every connection in) names
+/* client.c (linked for the registry conn.c keeps every connection in) names
  * these from CLIENT LIST and CLIENT HELP, which never run here: this
  * harness's cmd_dispatch() runs no command. */
 void cmd_name_of(int idx, int sub, char *buf, size_t len)
@@ -153,8 +153,8 @@ static void run(const uint8_t *data, size_t n, const uint8_t *chunks, size_t nch
 		o->bulklen = c->bulklen;
 		o->argc = c->mb_left ? c->argc : 0;
 		o->reqtype = c->qpos < c->qlen || c->mb_left ? c->reqtype : 0;
+		fz_conn_free(c);
 	}
-	fz_conn_free(c);
 	cur = NULL;
 }
 

@@ -7,7 +7,7 @@
  *
  * I/O: a readable connection is read once (16 KiB, or the rest of a big bulk
  * argument), every complete command in the buffer runs (conn_process_input(),
- * resp.c, which calls cmd_dispatch()), and all replies leave in one write.
+ * resp.c, which hands each to c->dispatch), and all replies leave in one write.
  * That write waits for the end of the loop turn (the worker's flush queue, as
  * Redis writes in beforeSleep): every ready connection's commands run first,
  * then every reply goes (conn_flush_queued()), so the clients these writes
@@ -44,7 +44,7 @@
 static int conn_flush(struct conn *c);
 
 struct conn *conn_new(struct worker *w, int fd, int flags, const struct conn_io *io,
-		      const struct conn_loop *loop)
+		      const struct conn_loop *loop, void (*dispatch)(struct conn *c))
 {
 	struct conn *c = xcalloc(1, sizeof(*c));
 
@@ -52,6 +52,7 @@ struct conn *conn_new(struct worker *w, int fd, int flags, const struct conn_io 
 	c->w = w;
 	c->io = io;
 	c->loop = loop;
+	c->dispatch = dispatch;
 	c->resp = 2;
 	c->bulklen = -1;
 	c->flags = flags;

@@ -106,6 +106,10 @@ struct conn {
 	const struct conn_io *io;     /* transport; set before conn_attach() */
 	void *io_ctx;		      /* the transport's state (SSL *), or NULL */
 	const struct conn_loop *loop; /* set before conn_attach() */
+	/* Runs one parsed command (argc, argv, argl): cmd_dispatch() in the
+	 * server, the harness's in tests/fuzz.  Called by conn_process_input()
+	 * on the owner worker, online. */
+	void (*dispatch)(struct conn *c);
 	struct event *ev_read;	      /* net.c's loop: libevent events */
 	struct event *ev_write;
 	int reading; /* read events wanted (loop->want); owner thread */
@@ -149,7 +153,7 @@ struct conn {
 	int fqueued;
 };
 
-/* Parse as many complete commands as available, running each.  Return -1 if
+/* Parse as many complete commands as available, running each (c->dispatch).  Return -1 if
  * the connection must close now (protocol error reply is queued).
  * resp.c; called by the engine (conn_run()). */
 int conn_process_input(struct conn *c);
@@ -163,6 +167,7 @@ size_t conn_read_hint(struct conn *c);
  * @flags: CONN_UNIX, CONN_TLS or 0
  * @io:    its transport
  * @loop:  its event loop
+ * @dispatch: what runs each of its commands (cmd_dispatch())
  *
  * Fills the fields every connection starts with (id, times, RESP2, the
  * authentication state requirepass implies now).  The caller then fills
@@ -170,7 +175,7 @@ size_t conn_read_hint(struct conn *c);
  * Context: the owner worker.  Return: the connection (aborts on no memory).
  */
 struct conn *conn_new(struct worker *w, int fd, int flags, const struct conn_io *io,
-		      const struct conn_loop *loop);
+		      const struct conn_loop *loop, void (*dispatch)(struct conn *c));
 
 /**
  * conn_attach() - start serving @c: read events on, on its worker's list,

@@ -22,6 +22,7 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
+#include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
 #include "server/log.h"
@@ -181,7 +182,7 @@ static void net_conn_new(struct worker *w, int fd, int kind)
 {
 	int is_unix = kind == LISTEN_UNIX;
 	struct conn *c = conn_new(w, fd, is_unix ? CONN_UNIX : 0,
-				  kind == LISTEN_TLS ? &tls_conn_io : &sock_io, &ev_loop);
+				  kind == LISTEN_TLS ? &tls_conn_io : &sock_io, &ev_loop, cmd_dispatch);
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 

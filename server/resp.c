@@ -533,7 +533,7 @@ int conn_process_input(struct conn *c)
 			c->argc = 0;
 			continue;
 		}
-		cmd_dispatch(c);
+		c->dispatch(c);
 		c->reqtype = 0;
 		c->argc = 0;
 	}

@@ -1,12 +1,13 @@
 /*
  * fuzz_cmd.c - libFuzzer harness for rcukv-server's command layer: the bytes
  * are parsed (server/resp.c, through fz_feed(): the connection engine,
- * server/conn.c, on an in-memory transport) and every command runs for real (server/cmd.c, db.c, config.c,
- * info.c) against a real QSBR hash table, on a fake connection whose output
- * the harness reads.
+ * server/conn.c, on an in-memory transport) and every command runs for real
+ * (server/cmd.c, db.c, config.c, info.c) against a real QSBR hash table, on
+ * a fake connection whose output the harness reads.
  *
- * cmd_dispatch() is wrapped at link time (-Wl,--wrap=cmd_dispatch), so each
- * command's reply bytes are checked as they are produced:
+ * The connections' dispatch callback is check_command() (fz_globals_init()),
+ * which runs cmd_dispatch(), so each command's reply bytes are checked as
+ * they are produced:
  *  - exactly one reply per command, except SHUTDOWN (none: the connection
  *    closes), checked by the strict RESP2/RESP3 checker of fuzz_common.c;
  *  - a RESP2 client never gets a RESP3 type;
@@ -38,9 +39,6 @@
 
 #define HARNESS_MAX_BULK (1024LL * 1024)
 
-void __real_cmd_dispatch(struct conn *c);
-void __wrap_cmd_dispatch(struct conn *c);
-
 static unsigned long n_commands;
 
 static void check_hiredis(const char *p, size_t n)
@@ -69,7 +67,7 @@ static void check_hiredis(const char *p, size_t n)
 	redisReaderFree(r);
 }
 
-void __wrap_cmd_dispatch(struct conn *c)
+static void check_command(struct conn *c)
 {
 	size_t before = c->out.len, n;
 	int flags = c->flags;
@@ -80,7 +78,7 @@ void __wrap_cmd_dispatch(struct conn *c)
 	FZ_CHECK(c->out.pos == 0, "output not flushed between commands of one read (pos %zu)",
 		 c->out.pos);
 	snprintf(name, sizeof(name), "%.*s", (int)(c->argl[0] < 24 ? c->argl[0] : 24), c->argv[0]);
-	__real_cmd_dispatch(c);
+	cmd_dispatch(c);
 	n_commands++;
 	n = c->out.len - before;
 	if ((c->flags & CONN_SHUTDOWN_WAIT) && !(flags & CONN_SHUTDOWN_WAIT)) {
@@ -139,7 +137,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	fz_globals_init();
+	fz_globals_init(check_command);
 	saved.maxclients = atomic_load(&g_cfg.maxclients);
 	saved.timeout = atomic_load(&g_cfg.timeout);
 	saved.keepalive = atomic_load(&g_cfg.tcp_keepalive);

@@ -69,8 +69,11 @@ void fz_split_input(const uint8_t *p, size_t n, struct fz_input *in)
 	in->len = n - 2 - s;
 }
 
-void fz_globals_init(void)
+static void (*fz_dispatch)(struct conn *c);
+
+void fz_globals_init(void (*dispatch)(struct conn *c))
 {
+	fz_dispatch = dispatch;
 	cfg_defaults();
 	atomic_store(&g_cfg.loglevel, LL_WARNING);
 	srv_log_init("/dev/null", 0, 'F');
@@ -226,7 +229,7 @@ static const struct conn_loop mem_loop = {
 struct conn *fz_conn_new(void)
 {
 	struct conn *c = conn_new(&fz_worker, -1, 0, fz_write_at_once ? &mem_io_at_once : &mem_io,
-				  &mem_loop);
+				  &mem_loop, fz_dispatch);
 
 	snprintf(c->addr, sizeof(c->addr), "127.0.0.1:%d", 40000 + (int)(c->id % 20000));
 	snprintf(c->laddr, sizeof(c->laddr), "127.0.0.1:6379");

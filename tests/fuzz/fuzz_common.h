@@ -49,7 +49,9 @@ __attribute__((noreturn, format(printf, 1, 2))) void fz_fail(const char *fmt, ..
  * net.c's acceptor does, with the transport bit 7 of the last input's flags
  * chose (fz_split_input()). */
 extern struct worker fz_worker;
-void fz_globals_init(void);                 /* once: g_cfg, g_srv, log to /dev/null */
+/* Once: g_cfg, g_srv, log to /dev/null; @dispatch runs every command of
+ * the connections fz_conn_new() makes (the harness's, not cmd_dispatch()). */
+void fz_globals_init(void (*dispatch)(struct conn *c));
 struct conn *fz_conn_new(void);
 void fz_conn_free(struct conn *c);          /* conn_close() of an open connection */
 

@@ -3,10 +3,11 @@
  * (server/resp.c: conn_process_input(), parse_multibulk(), parse_inline()).
  *
  * The client bytes go through the connection engine (fz_feed(): server/conn.c
- * on an in-memory transport) twice on fresh connections:
- * once as one arrival, once split at the fuzzer-chosen chunk sizes.  This
- * file's cmd_dispatch() stands in for the command layer: it records every
- * command (argc, each argument's bytes) and checks the parser's promises.
+ * on an in-memory transport) twice on fresh connections: once as one
+ * arrival, once split at the fuzzer-chosen chunk sizes.  This file's
+ * record_command() stands in for the command layer (the connections'
+ * dispatch callback, fz_globals_init()): it records every command (argc,
+ * each argument's bytes) and checks the parser's promises.
  *
  * Checked, else abort:
  *  - no crash, no out-of-bounds access (ASan; the query buffer past qlen is
@@ -77,7 +78,7 @@ int cmd_may_write(const char *name, size_t len)
 
 /* client.c (linked for the registry conn.c keeps every connection in) names
  * these from CLIENT LIST and CLIENT HELP, which never run here: this
- * harness's cmd_dispatch() runs no command. */
+ * harness's record_command() runs no command. */
 void cmd_name_of(int idx, int sub, char *buf, size_t len)
 {
 	(void)idx;
@@ -94,7 +95,7 @@ void reply_help(struct conn *c, const char *const *lines)
 	fz_fail("reply_help called in fuzz_resp");
 }
 
-void cmd_dispatch(struct conn *c)
+static void record_command(struct conn *c)
 {
 	long long max = atomic_load_explicit(&g_cfg.proto_max_bulk_len, memory_order_relaxed);
 	uint32_t argc = (uint32_t)c->argc;
@@ -254,7 +255,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	fz_globals_init();
+	fz_globals_init(record_command);
 	check_limits();
 	return 0;
 }

@@ -8,7 +8,8 @@
 #
 # The harnesses are built with clang (-fsanitize=fuzzer,address,undefined)
 # into build/fuzz/, whatever VARIANT is: the server's sources are compiled
-# again here (server/main.c is not needed), never the objects of $(B).
+# again here (not server/main.c and net.c: no sockets, no libevent), never
+# the objects of $(B).
 #   fuzz_resp  the request parser (server/resp.c) fed by the connection engine
 #              (server/conn.c, on an in-memory transport), whole and in
 #              fuzzer-chosen pieces; the outcomes must agree
@@ -22,7 +23,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_COV := -fsanitize=fuzzer-no-link
 FUZZ_CFLAGS_BASE := -std=c11 -O1 -g -D_GNU_SOURCE -pthread -MMD -MP -I. \
-		    -DSRV_JEMALLOC=0 $(call pc,--cflags,libevent) $(call pc,--cflags,liblzf)
+		    -DSRV_JEMALLOC=0 $(call pc,--cflags,liblzf)
 # Other people's sources: their warnings are checked by gcc in the normal
 # build; clang's extra ones must not break the fuzz build.
 FUZZ_CFLAGS_EXT := $(FUZZ_CFLAGS_BASE) -w
@@ -55,13 +56,13 @@ $(FUZZ_B)/obj/tests/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz_common.h
 
 $(FUZZ_B)/fuzz_resp: $(FUZZ_B)/obj/tests/fuzz/fuzz_resp.o $(FUZZ_B)/obj/tests/fuzz/fuzz_common.o \
 		     $(FUZZ_RESP_OBJS)
-	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -pthread -o $@ $^ $(call pc,--libs,libevent) -lm
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -pthread -o $@ $^ -lm
 # The harness's dispatch callback runs cmd_dispatch() and sees each command
 # and its reply bytes.
 $(FUZZ_B)/fuzz_cmd: $(FUZZ_B)/obj/tests/fuzz/fuzz_cmd.o $(FUZZ_B)/obj/tests/fuzz/fuzz_common.o \
 		    $(FUZZ_SRV_OBJS) $(FUZZ_HT_OBJS) $(FUZZ_RCU_OBJS)
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -pthread -o $@ $^ \
-		$(call pc,--libs,hiredis libevent liblzf) -lm
+		$(call pc,--libs,hiredis liblzf) -lm
 
 FUZZ_BINS := $(FUZZ_B)/fuzz_resp $(FUZZ_B)/fuzz_cmd
 FUZZ_HARNESSES := fuzz_resp fuzz_cmd

@@ -12,7 +12,6 @@
  * once, like a fast reader.
  */
 #include "tests/fuzz/fuzz_common.h"
-#include "server/client.h"
 #include "server/log.h"
 
 #include <errno.h>

@@ -39,8 +39,8 @@ void db_expire_stats(double *stale_perc, unsigned long long *cap_reached,
 		     unsigned long long *cpu_ms);
 /* Warm the table for the keys of the commands a worker is about to run (bit
  * i of @for_write: key i is written).  Worker, online.  Weak: programs that
- * link net.c without a keyspace (tests/fuzz fuzz_resp) leave it NULL and
- * net.c skips the prefetch. */
+ * link conn.c without a keyspace (tests/fuzz fuzz_resp) leave it NULL and
+ * conn.c skips the prefetch (conn_prefetch_keys()). */
 __attribute__((weak)) void db_prefetch(size_t n, const char *const keys[], const size_t klens[],
 				       uint32_t for_write);
 

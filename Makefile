@@ -93,6 +93,7 @@ BENCH_SUBJECTS :=
 all:
 
 include rcu/rcu.mk
+include resp/resp.mk
 -include hashtable/hashtable.mk
 -include server/server.mk
 -include server/rdb.mk

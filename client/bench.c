@@ -32,6 +32,7 @@
  * counts, ratio and key space checked with INFO; stall under open and closed
  * loop; JSON, HDR and SVG outputs).
  */
+#include "resp/resp.h"
 #include "client/bench_internal.h"
 
 #include <errno.h>
@@ -90,7 +91,7 @@ struct bconn {
 	int want_out; /* EPOLLOUT registered */
 	char *r;
 	size_t rlen, roff, rcap;
-	struct cli_scan sc;
+	struct resp_scan sc;
 	struct pend *q; /* ring of pipeline entries */
 	unsigned qhead, qn;
 	uint64_t next_slot; /* open loop: next intended send time */
@@ -534,7 +535,7 @@ static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **
 	if (c->prefix_len > CLI_BENCH_MAX_PREFIX)
 		return bench_bad("key-prefix", c->prefix, "longer than 200 bytes");
 	if (c->command) {
-		c->targc = cli_split_args(c->command, &c->targv, &c->tlens);
+		c->targc = resp_splitargs(c->command, strlen(c->command), &c->targv, &c->tlens);
 		if (c->targc <= 0)
 			return bench_bad("command", c->command, "empty or unbalanced quotes");
 	}
@@ -774,7 +775,7 @@ static int bench_connect(struct bconn *k, const struct cli_conn_opts *o, char *e
 	k->rlen = k->roff = 0;
 	k->qhead = k->qn = 0;
 	k->want_out = 0;
-	cli_scan_init(&k->sc);
+	resp_scan_init(&k->sc);
 	return 0;
 }
 
@@ -893,11 +894,11 @@ static void on_replies(struct bench *b, struct bthread *t, struct bconn *k, uint
 	uint64_t ndone = 0;
 
 	for (;;) {
-		int st = cli_scan(&k->sc, k->r + k->roff, k->rlen - k->roff);
+		int st = resp_scan(&k->sc, k->r + k->roff, k->rlen - k->roff);
 
-		if (st == CLI_SCAN_AGAIN)
+		if (st == RESP_SCAN_AGAIN)
 			break;
-		if (st == CLI_SCAN_ERROR || k->qn == 0) {
+		if (st == RESP_SCAN_ERROR || k->qn == 0) {
 			atomic_fetch_add_explicit(&t->done_live, ndone, memory_order_relaxed);
 			conn_lost(t, k, "protocol");
 			return;
@@ -934,7 +935,7 @@ static void on_replies(struct bench *b, struct bthread *t, struct bconn *k, uint
 		k->qhead = (k->qhead + 1) % pl;
 		k->qn--;
 		k->roff += k->sc.pos;
-		cli_scan_init(&k->sc);
+		resp_scan_init(&k->sc);
 	}
 	atomic_fetch_add_explicit(&t->done_live, ndone, memory_order_relaxed);
 	if (k->roff == k->rlen) {
@@ -1416,6 +1417,6 @@ int cli_bench_main(int argc, char **argv, const struct cli_conn_opts *base)
 	r = run_bench(&c);
 	cli_tls_teardown(&c.conn);
 	if (c.targc > 0)
-		cli_free_args(c.targc, c.targv, c.tlens);
+		free(c.targv);
 	return r;
 }

@@ -27,6 +27,8 @@
 #ifndef RCUKV_CLIENT_CLI_H
 #define RCUKV_CLIENT_CLI_H
 
+#include "resp/resp.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,46 +36,8 @@
 
 /* ---- RESP reply scanner and tree (resp.c) ---- */
 
-/* Limits of the reader; a reply past them is a protocol error. */
-#define CLI_RESP_MAX_DEPTH 64	      /* nested aggregates */
-#define CLI_RESP_MAX_LINE (64 * 1024) /* header line (simple strings too) */
-#define CLI_RESP_MAX_BULK (512LL * 1024 * 1024)
-#define CLI_RESP_MAX_ELEMS (1LL << 32)
-
-enum cli_scan_status {
-	CLI_SCAN_DONE = 0,  /* one whole reply lies in buf[0, s->pos) */
-	CLI_SCAN_AGAIN = 1, /* need more bytes: call again with the same state */
-	CLI_SCAN_ERROR = -1 /* protocol error; s->err says what */
-};
-
-/*
- * A resumable scanner: it finds where one reply ends without building it.
- * State stays valid across calls as long as buf keeps the same prefix (the
- * buffer may grow or move).  Attributes ('|') are skipped and not counted.
- */
-struct cli_scan {
-	size_t pos;			    /* offset of the next element */
-	int depth;			    /* open aggregates */
-	long long left[CLI_RESP_MAX_DEPTH]; /* elements still due, per level */
-	char attr[CLI_RESP_MAX_DEPTH];	    /* level is an attribute map */
-	char top;			    /* type byte of the top-level reply */
-	long long top_len;		    /* its length/count (-1: null) */
-	char err[64];
-};
-
-/* Ready @s for a new reply starting at buf[0]. */
-void cli_scan_init(struct cli_scan *s);
-/**
- * cli_scan - find the end of one reply without building it.
- * @s: state from cli_scan_init(), kept across calls for the same reply.
- * @buf, @len: the bytes received so far; the reply starts at buf[0].
- *
- * Context: any thread that owns @s; never allocates, never reads past @len.
- * Return: CLI_SCAN_DONE (the reply is buf[0, s->pos), s->top and s->top_len
- * describe it), CLI_SCAN_AGAIN (call again with more bytes), or
- * CLI_SCAN_ERROR (s->err names the violation; the connection is unusable).
- */
-int cli_scan(struct cli_scan *s, const char *buf, size_t len);
+/* The scanner that finds where a reply ends is resp_scan() (resp/resp.h);
+ * the tree is built only from a reply it found complete. */
 
 enum cli_rtype {
 	CLI_R_STRING,
@@ -103,7 +67,7 @@ struct cli_reply {
 
 /*
  * cli_reply_parse - build the tree of one complete reply.
- * @buf, @len: bytes for which cli_scan() returned CLI_SCAN_DONE with pos=@len.
+ * @buf, @len: bytes for which resp_scan() returned RESP_SCAN_DONE with pos=@len.
  * Return: the reply (caller frees with cli_reply_free), or NULL on a
  * protocol error or out of memory.
  */
@@ -129,15 +93,7 @@ enum cli_output { CLI_OUT_RAW, CLI_OUT_TTY };
 /* Append the reply in redis-cli's terminal (TTY) or raw form, with the final newline. */
 void cli_format_reply(struct cli_buf *b, const struct cli_reply *r, enum cli_output mode);
 
-/*
- * cli_split_args - split a line with redis-cli's quoting rules: "..." with
- * \n \r \t \b \a \\ \" \xHH escapes, '...' with \' only, a closing quote must
- * be followed by a space or the end.
- * Return: argument count (>= 0) with *argvp, *lensp malloc'ed (free with
- * cli_free_args), or -1 on unbalanced quotes.
- */
-int cli_split_args(const char *line, char ***argvp, size_t **lensp);
-void cli_free_args(int argc, char **argv, size_t *lens);
+/* Splitting a line with redis-cli's quoting: resp_splitargs() (resp/resp.h). */
 
 /* ---- blocking connection (conn.c) ---- */
 

@@ -1,8 +1,8 @@
 # client/: rcukv-cli (command, line, interactive modes and the bench load
 # generator).  Depends on hiredis, libedit and OpenSSL (TLS, client/tls.c);
-# shares no code with server/.
+# shares no code with server/ but the RESP library (resp/).
 
-CLIENT_LIB_SRCS := client/resp.c client/format.c client/conn.c client/hist.c \
+CLIENT_LIB_SRCS := client/reply.c client/format.c client/conn.c client/hist.c \
                    client/bench.c client/report.c client/tls.c
 CLIENT_SRCS := $(CLIENT_LIB_SRCS) client/main.c
 CLIENT_LIB_OBJS := $(CLIENT_LIB_SRCS:%.c=$(B)/%.o)
@@ -25,11 +25,11 @@ client-pc-check:
 client-test-pc-check:
 	$(call need_pc,cmocka)
 
-$(CLI): $(CLIENT_OBJS)
+$(CLI): $(CLIENT_OBJS) $(RESP_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LIBS)
 
-# Unit tests: histogram percentiles, HDR output, reply scanner, argument splitting.
-$(B)/tests/client/test_client: $(B)/tests/client/test_client.o $(CLIENT_LIB_OBJS)
+# Unit tests: histogram percentiles, HDR output, the reply scanner as the client drives it.
+$(B)/tests/client/test_client: $(B)/tests/client/test_client.o $(CLIENT_LIB_OBJS) $(RESP_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LIBS) $(call pc,--libs,cmocka)
 
 PRODUCT_BINS += $(CLI)

@@ -10,6 +10,7 @@
  * Tested by tests/client/test_cli.sh (command, stdin and interactive modes)
  * and tests/client/test_tls.sh (the same over TLS).
  */
+#include "resp/resp.h"
 #include "client/cli.h"
 
 #include <errno.h>
@@ -148,13 +149,13 @@ int cli_conn_send(struct cli_conn *c, int argc, char **argv, const size_t *lens)
 
 struct cli_reply *cli_conn_read(struct cli_conn *c)
 {
-	struct cli_scan s;
+	struct resp_scan s;
 
-	cli_scan_init(&s);
+	resp_scan_init(&s);
 	for (;;) {
-		int st = cli_scan(&s, c->rbuf ? c->rbuf : "", c->rlen);
+		int st = resp_scan(&s, c->rbuf ? c->rbuf : "", c->rlen);
 
-		if (st == CLI_SCAN_DONE) {
+		if (st == RESP_SCAN_DONE) {
 			struct cli_reply *r = cli_reply_parse(c->rbuf, s.pos);
 			memmove(c->rbuf, c->rbuf + s.pos, c->rlen - s.pos);
 			c->rlen -= s.pos;
@@ -163,7 +164,7 @@ struct cli_reply *cli_conn_read(struct cli_conn *c)
 					 "Error: out of memory or bad reply");
 			return r;
 		}
-		if (st == CLI_SCAN_ERROR) {
+		if (st == RESP_SCAN_ERROR) {
 			snprintf(c->err, sizeof(c->err), "Error: %s", s.err);
 			return NULL;
 		}

@@ -14,6 +14,7 @@
  *
  * Single-threaded.  Tested by tests/client/test_cli.sh and test_tls.sh.
  */
+#include "resp/resp.h"
 #include "client/cli.h"
 
 #include <errno.h>
@@ -607,7 +608,7 @@ static int run_line(struct cli_conn *c, int *connected, struct cli_opts *o, cons
 {
 	char **av;
 	size_t *lens;
-	int argc = cli_split_args(line, &av, &lens);
+	int argc = resp_splitargs(line, strlen(line), &av, &lens);
 	int rc = 0;
 
 	if (argc < 0) {
@@ -616,16 +617,16 @@ static int run_line(struct cli_conn *c, int *connected, struct cli_opts *o, cons
 		return 1;
 	}
 	if (argc == 0) {
-		cli_free_args(argc, av, lens);
+		free(av);
 		return 0;
 	}
 	if (!strcasecmp(av[0], "quit") || !strcasecmp(av[0], "exit")) {
-		cli_free_args(argc, av, lens);
+		free(av);
 		return 2;
 	}
 	if (!strcasecmp(av[0], "connect") && (argc == 2 || argc == 3)) {
 		rc = switch_server(c, connected, o, av[1], argc == 3 ? av[2] : NULL);
-		cli_free_args(argc, av, lens);
+		free(av);
 		return rc;
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -659,7 +660,7 @@ static int run_line(struct cli_conn *c, int *connected, struct cli_opts *o, cons
 			break;
 		}
 	}
-	cli_free_args(argc, av, lens);
+	free(av);
 	return rc;
 }
 

@@ -5,6 +5,7 @@
  * Tested by tests/server/test_server.c (cases in tests/server/cases.txt) and
  * tests/server/test_security.sh (CLIENT KILL, names).
  */
+#include "resp/resp.h"
 #include "server/client.h"
 #include "server/cmd.h"
 #include "server/conn.h"
@@ -154,7 +155,7 @@ static void client_list(struct conn *c, int argc)
 			for (int j = 3; j < argc; j++) {
 				long long v;
 
-				if (!util_str2ll(ARGV(c, j), ARGL(c, j), &v) || v <= 0) {
+				if (!resp_str2ll(ARGV(c, j), ARGL(c, j), &v) || v <= 0) {
 					reply_error(c, "Invalid client ID");
 					free(ids);
 					free(out);
@@ -246,7 +247,7 @@ static void client_kill(struct conn *c, int argc)
 		size_t ol = ARGL(c, j), vl = ARGL(c, j + 1);
 
 		if (util_strcaseeq(o, ol, "id")) {
-			if (!util_str2ll(v, vl, &id) || id <= 0) {
+			if (!resp_str2ll(v, vl, &id) || id <= 0) {
 				reply_error(c, "client-id should be greater than 0");
 				return;
 			}
@@ -280,7 +281,7 @@ static void client_kill(struct conn *c, int argc)
 				return;
 			}
 		} else if (util_strcaseeq(o, ol, "maxage")) {
-			if (!util_str2ll(v, vl, &maxage) || maxage < 0) {
+			if (!resp_str2ll(v, vl, &maxage) || maxage < 0) {
 				reply_error(c, ERR_SYNTAX);
 				return;
 			}

@@ -9,6 +9,7 @@
  * Tested by tests/server/test_server.c (cases in tests/server/cases.txt and
  * cases_auth.txt) and tests/server/test_security.sh.
  */
+#include "resp/resp.h"
 #include "server/client.h"
 #include "server/cmd.h"
 #include "server/config.h"
@@ -51,7 +52,7 @@ void cmd_select(struct conn *c, int argc)
 	long long id;
 
 	(void)argc;
-	if (!util_str2ll(ARGV(c, 1), ARGL(c, 1), &id)) {
+	if (!resp_str2ll(ARGV(c, 1), ARGL(c, 1), &id)) {
 		reply_error(c, ERR_NOT_INT);
 		return;
 	}
@@ -121,7 +122,7 @@ void cmd_hello(struct conn *c, int argc)
 	int have_auth = 0, auth_ok = 1;
 
 	if (argc >= 2) {
-		if (!util_str2ll(ARGV(c, 1), ARGL(c, 1), &ver)) {
+		if (!resp_str2ll(ARGV(c, 1), ARGL(c, 1), &ver)) {
 			reply_error(c, "Protocol version is not an integer or out of range");
 			return;
 		}

@@ -11,6 +11,7 @@
 #define RCU_FLAVOR_QSBR
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
+#include "resp/resp.h"
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/db.h"
@@ -108,7 +109,7 @@ void cmd_copy(struct conn *c, int argc)
 		} else if (util_strcaseeq(K(j), "db") && j + 1 < argc) {
 			long long dbid;
 
-			if (!util_str2ll(K(j + 1), &dbid)) {
+			if (!resp_str2ll(K(j + 1), &dbid)) {
 				reply_error(c, ERR_NOT_INT);
 				return;
 			}

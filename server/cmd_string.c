@@ -14,6 +14,7 @@
 #define RCU_FLAVOR_QSBR
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
+#include "resp/resp.h"
 #include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
@@ -423,13 +424,13 @@ static int incr_fn(struct ht_rmw *r, void *argp)
 	char buf[24], *dst;
 	int n;
 
-	if (r->old && !util_str2ll(ht_entry_val(r->old), ht_entry_vlen(r->old), &v))
+	if (r->old && !resp_str2ll(ht_entry_val(r->old), ht_entry_vlen(r->old), &v))
 		return -E_NOTINT;
 	if ((a->by < 0 && v < 0 && a->by < LLONG_MIN - v) ||
 	    (a->by > 0 && v > 0 && a->by > LLONG_MAX - v))
 		return -E_OVERFLOW;
 	v += a->by;
-	n = util_ll2str(buf, v);
+	n = (int)resp_ll2str(buf, v);
 	dst = ht_rmw_alloc(r, (size_t)n);
 	if (!dst)
 		return -ENOMEM;

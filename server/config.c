@@ -12,6 +12,7 @@
  * Tested by tests/server/test_startup.sh (start-up errors against
  * redis-server's) and the CONFIG cases of tests/server/test_server.c.
  */
+#include "resp/resp.h"
 #include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
@@ -165,7 +166,7 @@ static const char *cobl_apply(int argc, char **argv, int apply_now)
 					       "buffer limit configuration.";
 				v[cls][k] = (long long)u;
 			} else {
-				if (!util_str2ll(argv[i + 3], strlen(argv[i + 3]), &sec) ||
+				if (!resp_str2ll(argv[i + 3], strlen(argv[i + 3]), &sec) ||
 				    sec < 0)
 					return "Error in hard, soft or soft_seconds setting in "
 					       "buffer limit configuration.";
@@ -191,19 +192,17 @@ static const char *cobl_apply(int argc, char **argv, int apply_now)
 /* Split a CONFIG SET value into words and apply it (under str_lock). */
 static const char *cobl_set(const char *val, int apply_now)
 {
-	char *store, **argv;
+	char **argv;
 	size_t *lens;
 	int argc;
 	const char *err;
 
-	if (util_splitargs(val, strlen(val), &store, &argv, &lens, &argc) < 0)
+	if ((argc = util_splitargs(val, strlen(val), &argv, &lens)) < 0)
 		return "Wrong number of arguments in buffer limit configuration.";
 	pthread_mutex_lock(&str_lock);
 	err = cobl_apply(argc, argv, apply_now);
 	pthread_mutex_unlock(&str_lock);
-	free(store);
 	free(argv);
-	free(lens);
 	return err;
 }
 #define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
@@ -325,7 +324,7 @@ static const char *parse_value(const struct cfg_opt *o, const char *arg, long lo
 			return "argument must be 'yes' or 'no'";
 		return NULL;
 	case T_INT:
-		if (!util_str2ll(arg, strlen(arg), v))
+		if (!resp_str2ll(arg, strlen(arg), v))
 			return "argument couldn't be parsed into an integer";
 		break;
 	case T_OCTAL: {
@@ -441,7 +440,7 @@ __attribute__((noreturn)) static void fatal_line(const char *file, int lineno, c
 
 static void load_line(const char *file, int lineno, const char *line)
 {
-	char *store, **argv, errbuf[256];
+	char **argv, errbuf[256];
 	size_t *lens;
 	int argc;
 	const struct cfg_opt *o;
@@ -451,12 +450,10 @@ static void load_line(const char *file, int lineno, const char *line)
 		t++;
 	if (*t == '#' || *t == '\0')
 		return;
-	if (util_splitargs(line, strlen(line), &store, &argv, &lens, &argc) < 0)
+	if ((argc = util_splitargs(line, strlen(line), &argv, &lens)) < 0)
 		fatal_line(file, lineno, line, "Unbalanced quotes in configuration line");
 	if (argc == 0 || argv[0][0] == '#') {
-		free(store);
 		free(argv);
-		free(lens);
 		return;
 	}
 	o = find_opt(argv[0], lens[0]);
@@ -475,9 +472,7 @@ static void load_line(const char *file, int lineno, const char *line)
 		snprintf(msg, sizeof(msg), "Invalid value for '%s': %s", o->name, err);
 		fatal_line(file, lineno, line, msg);
 	}
-	free(store);
 	free(argv);
-	free(lens);
 }
 
 void cfg_load(int argc, char **argv)

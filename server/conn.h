@@ -21,6 +21,8 @@
 #ifndef SERVER_CONN_H
 #define SERVER_CONN_H
 
+#include "resp/resp.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,9 +94,8 @@ struct conn_loop {
  * save failed (net.c, worker_answer_shutdown()). */
 #define CONN_SHUTDOWN_WAIT 0x40
 
-#define PROTO_INLINE_MAX_SIZE (64 * 1024)
+/* The protocol's limits are resp/resp.h's (RESP_INLINE_MAX, RESP_MBULK_BIG_ARG). */
 #define PROTO_IOBUF_LEN (16 * 1024)
-#define PROTO_MBULK_BIG_ARG (32 * 1024)
 #define CONN_ARGV_INIT 16
 
 struct conn {
@@ -127,7 +128,7 @@ struct conn {
 	/* Decoded argv for the command being run. */
 	const char **argv;
 	size_t *argl;
-	char *inline_store; /* inline: split args storage */
+	void *inline_store; /* inline: the split arguments (one resp_splitargs() block) */
 
 	struct obuf out;
 

@@ -9,6 +9,7 @@
  * runs on the main thread's cron (db_active_expire_cycle).
  */
 #define RCU_FLAVOR_QSBR
+#include "resp/resp.h"
 #include "server/db.h"
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
@@ -125,7 +126,7 @@ void reply_entry_val(struct conn *c, const struct ht_entry *e)
 
 int db_get_ll(struct conn *c, int i, long long *v)
 {
-	if (!util_str2ll(K(i), v)) {
+	if (!resp_str2ll(K(i), v)) {
 		reply_error(c, ERR_NOT_INT);
 		return -1;
 	}

@@ -42,6 +42,7 @@
 #define RCU_FLAVOR_QSBR
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
+#include "resp/resp.h"
 #include "server/mem.h"
 #include "server/cmd.h"
 #include "server/config.h"
@@ -479,7 +480,7 @@ static const char *str_encoding(const struct ht_entry *e, long long *ival)
 	size_t n = ht_entry_vlen(e);
 	long long v;
 
-	if (n <= 20 && util_str2ll(ht_entry_val(e), n, &v)) {
+	if (n <= 20 && resp_str2ll(ht_entry_val(e), n, &v)) {
 		if (ival)
 			*ival = v;
 		return "int";
@@ -569,7 +570,7 @@ static void memory_usage(struct conn *c, int argc)
 		long long samples;
 
 		if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "samples") && j + 1 < argc) {
-			if (!util_str2ll(ARGV(c, j + 1), ARGL(c, j + 1), &samples)) {
+			if (!resp_str2ll(ARGV(c, j + 1), ARGL(c, j + 1), &samples)) {
 				reply_error(c, ERR_NOT_INT);
 				return;
 			}

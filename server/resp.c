@@ -7,11 +7,12 @@
  * that connection's worker thread.  Limits: a multibulk count up to INT_MAX
  * (argv grows as elements arrive, so a huge count costs nothing up front),
  * bulk length up to proto-max-bulk-len, header and inline lines up to
- * PROTO_INLINE_MAX_SIZE.  "Need more bytes" is the status 0 from
+ * RESP_INLINE_MAX.  "Need more bytes" is the status 0 from
  * parse_command(), not an error.
  *
  * Hostile input is tested by tests/server/test_server.c (protocol section).
  */
+#include "resp/resp.h"
 #include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
@@ -84,7 +85,7 @@ static void reply_hdr(struct conn *c, char prefix, long long v)
 	size_t n;
 
 	d[0] = prefix;
-	n = 1 + (size_t)util_ll2str(d + 1, v);
+	n = 1 + resp_ll2str(d + 1, v);
 	d[n++] = '\r';
 	d[n++] = '\n';
 	c->out.len += n;
@@ -168,7 +169,7 @@ void reply_bulk(struct conn *c, const void *p, size_t n)
 	size_t h;
 
 	d[0] = '$';
-	h = 1 + (size_t)util_ll2str(d + 1, (long long)n);
+	h = 1 + resp_ll2str(d + 1, (long long)n);
 	d[h++] = '\r';
 	d[h++] = '\n';
 	memcpy(d + h, p, n);
@@ -186,7 +187,7 @@ void reply_bulk_str(struct conn *c, const char *s)
 void reply_bulk_ll(struct conn *c, long long v)
 {
 	char buf[24];
-	int n = util_ll2str(buf, v);
+	int n = (int)resp_ll2str(buf, v);
 
 	reply_bulk(c, buf, (size_t)n);
 }
@@ -359,7 +360,7 @@ static int parse_inline(struct conn *c)
 	size_t avail = c->qlen - c->qpos;
 	char *nl = memchr(start, '\n', avail);
 	size_t linelen;
-	char *store, **argv;
+	char **argv;
 	size_t *lens;
 	int argc;
 
@@ -369,7 +370,7 @@ static int parse_inline(struct conn *c)
 	if (nl && memchr(start, '\0', (size_t)(nl - start)))
 		nl = NULL;
 	if (!nl) {
-		if (avail > PROTO_INLINE_MAX_SIZE) {
+		if (avail > RESP_INLINE_MAX) {
 			proto_error(c, "too big inline request");
 			return -1;
 		}
@@ -378,19 +379,18 @@ static int parse_inline(struct conn *c)
 	linelen = (size_t)(nl - start);
 	if (linelen && start[linelen - 1] == '\r')
 		linelen--;
-	if (util_splitargs(start, linelen, &store, &argv, &lens, &argc) < 0) {
+	argc = util_splitargs(start, linelen, &argv, &lens);
+	if (argc < 0) {
 		proto_error(c, "unbalanced quotes in request");
 		return -1;
 	}
 	c->qpos += (size_t)(nl - start) + 1;
 	if (argc == 0) {
-		free(store);
 		free(argv);
-		free(lens);
 		return 2; /* empty line: consumed, no command */
 	}
 	free(c->inline_store);
-	c->inline_store = store;
+	c->inline_store = argv; /* one block: the pointers, lengths and bytes */
 	c->argc = 0;
 	for (int i = 0; i < argc; i++)
 		argv_push(c, 0, lens[i]);
@@ -398,8 +398,6 @@ static int parse_inline(struct conn *c)
 		c->argv[i] = argv[i];
 		c->argl[i] = lens[i];
 	}
-	free(argv);
-	free(lens);
 	c->reqtype = 2;
 	return 1;
 }
@@ -407,26 +405,22 @@ static int parse_inline(struct conn *c)
 static int parse_multibulk(struct conn *c)
 {
 	long long ll;
+	size_t used;
+	int r;
 
 	if (c->mb_left == 0) {
-		char *start = c->qbuf + c->qpos;
-		size_t avail = c->qlen - c->qpos;
-		char *cr = memchr(start, '\r', avail);
-
-		if (!cr) {
-			if (avail > PROTO_INLINE_MAX_SIZE) {
-				proto_error(c, "too big mbulk count string");
-				return -1;
-			}
-			return 0;
+		r = resp_scan_header(c->qbuf + c->qpos, c->qlen - c->qpos, &ll, &used);
+		if (r == RESP_HDR_LONG) {
+			proto_error(c, "too big mbulk count string");
+			return -1;
 		}
-		if ((size_t)(cr - start) + 2 > avail)
+		if (r == RESP_HDR_MORE)
 			return 0;
-		if (!util_str2ll(start + 1, (size_t)(cr - start - 1), &ll) || ll > INT32_MAX) {
+		if (r == RESP_HDR_BADNUM || ll > INT32_MAX) {
 			proto_error(c, "invalid multibulk length");
 			return -1;
 		}
-		c->qpos += (size_t)(cr - start) + 2;
+		c->qpos += used;
 		if (ll <= 0)
 			return 2;
 		c->mb_left = ll;
@@ -436,18 +430,14 @@ static int parse_multibulk(struct conn *c)
 	}
 	while (c->mb_left) {
 		if (c->bulklen == -1) {
-			char *start = c->qbuf + c->qpos;
-			size_t avail = c->qlen - c->qpos;
-			char *cr = memchr(start, '\r', avail);
+			const char *start = c->qbuf + c->qpos;
 
-			if (!cr) {
-				if (avail > PROTO_INLINE_MAX_SIZE) {
-					proto_error(c, "too big bulk count string");
-					return -1;
-				}
-				return 0;
+			r = resp_scan_header(start, c->qlen - c->qpos, &ll, &used);
+			if (r == RESP_HDR_LONG) {
+				proto_error(c, "too big bulk count string");
+				return -1;
 			}
-			if ((size_t)(cr - start) + 2 > avail)
+			if (r == RESP_HDR_MORE)
 				return 0;
 			if (start[0] != '$') {
 				char msg[64];
@@ -456,13 +446,13 @@ static int parse_multibulk(struct conn *c)
 				proto_error(c, msg);
 				return -1;
 			}
-			if (!util_str2ll(start + 1, (size_t)(cr - start - 1), &ll) || ll < 0 ||
+			if (r == RESP_HDR_BADNUM || ll < 0 ||
 			    ll > atomic_load_explicit(&g_cfg.proto_max_bulk_len,
 						      memory_order_relaxed)) {
 				proto_error(c, "invalid bulk length");
 				return -1;
 			}
-			c->qpos += (size_t)(cr - start) + 2;
+			c->qpos += used;
 			c->bulklen = ll;
 		}
 		if (c->qlen - c->qpos < (size_t)c->bulklen + 2)
@@ -540,7 +530,7 @@ int conn_process_input(struct conn *c)
 	if (c->qpos == c->qlen && c->mb_left == 0) {
 		c->qpos = c->qlen = 0;
 	} else if (c->qpos > 0 && (c->qlen == c->qcap || c->qpos > c->qcap / 2 ||
-				   (c->mb_left && c->bulklen >= PROTO_MBULK_BIG_ARG))) {
+				   (c->mb_left && c->bulklen >= RESP_MBULK_BIG_ARG))) {
 		compact_qbuf(c);
 	}
 	return (c->flags & CONN_CLOSE_ASAP) ? -1 : 0;
@@ -552,7 +542,7 @@ int conn_process_input(struct conn *c)
  * sends, so a bare "$536870000" header costs nothing. */
 size_t conn_read_hint(struct conn *c)
 {
-	if (c->reqtype == 1 && c->mb_left && c->bulklen >= PROTO_MBULK_BIG_ARG) {
+	if (c->reqtype == 1 && c->mb_left && c->bulklen >= RESP_MBULK_BIG_ARG) {
 		size_t have = c->qlen - c->qpos;
 		size_t need = (size_t)c->bulklen + 2;
 

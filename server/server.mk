@@ -16,8 +16,8 @@ SERVER_OBJS := $(SERVER_SRCS:%.c=$(B)/%.o)
 $(SERVER_OBJS): CFLAGS += $(call pc,--cflags,libevent) $(call pc,--cflags,openssl) -DSRV_JEMALLOC=$(USE_JEMALLOC)
 
 # server/rdb.mk (read after this file) builds $(B)/server/rdb.o and names liblzf.
-$(B)/rcukv-server: $(SERVER_OBJS) $(B)/server/rdb.o $(SERVER_HT_LIB) $(RCU_LIB)
-	$(CC) $(LDFLAGS) -o $@ $(SERVER_OBJS) $(B)/server/rdb.o $(SERVER_HT_LIB) $(RCU_LIB) \
+$(B)/rcukv-server: $(SERVER_OBJS) $(B)/server/rdb.o $(SERVER_HT_LIB) $(RCU_LIB) $(RESP_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(SERVER_OBJS) $(B)/server/rdb.o $(SERVER_HT_LIB) $(RCU_LIB) $(RESP_LIB) \
 		$(call pc,--libs,libevent) $(call pc,--libs,openssl) $(call pc,--libs,liblzf) \
 		$(JEMALLOC_LIBS) -lm
 

@@ -5,6 +5,7 @@
  * Pure functions, thread-safe.  Exercised by tests/server/test_server.c
  * through the commands that parse numbers and patterns.
  */
+#include "resp/resp.h"
 #include "server/server.h"
 #include "server/util.h"
 
@@ -74,57 +75,6 @@ char *xmemdup(const void *p, size_t n)
 	return q;
 }
 
-int util_str2ll(const char *s, size_t slen, long long *out)
-{
-	const char *p = s;
-	size_t plen = 0;
-	int neg = 0;
-	unsigned long long v;
-
-	if (slen == 0 || slen > 20)
-		return 0;
-	if (slen == 1 && p[0] == '0') {
-		*out = 0;
-		return 1;
-	}
-	if (p[0] == '-') {
-		neg = 1;
-		p++;
-		plen++;
-		if (plen == slen)
-			return 0;
-	}
-	if (p[0] >= '1' && p[0] <= '9') {
-		v = (unsigned long long)(p[0] - '0');
-		p++;
-		plen++;
-	} else {
-		return 0;
-	}
-	while (plen < slen && p[0] >= '0' && p[0] <= '9') {
-		if (v > ULLONG_MAX / 10)
-			return 0;
-		v *= 10;
-		if (v > ULLONG_MAX - (unsigned long long)(p[0] - '0'))
-			return 0;
-		v += (unsigned long long)(p[0] - '0');
-		p++;
-		plen++;
-	}
-	if (plen < slen)
-		return 0;
-	if (neg) {
-		if (v > (unsigned long long)LLONG_MAX + 1)
-			return 0;
-		*out = (long long)(0ULL - v);
-	} else {
-		if (v > (unsigned long long)LLONG_MAX)
-			return 0;
-		*out = (long long)v;
-	}
-	return 1;
-}
-
 int util_str2ull_strict(const char *s, size_t len, unsigned long long *out)
 {
 	unsigned long long v = 0;
@@ -167,28 +117,6 @@ int util_str2ld(const char *s, size_t slen, long double *out)
 		return 0;
 	*out = v;
 	return 1;
-}
-
-int util_ll2str(char *buf, long long v)
-{
-	char tmp[24];
-	unsigned long long u;
-	int n = 0, len = 0;
-
-	if (v < 0) {
-		buf[len++] = '-';
-		u = 0ULL - (unsigned long long)v;
-	} else {
-		u = (unsigned long long)v;
-	}
-	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	while (n)
-		buf[len++] = tmp[--n];
-	buf[len] = '\0';
-	return len;
 }
 
 static int lowc(int c, int nocase)
@@ -350,145 +278,13 @@ int util_strcaseeq(const char *a, size_t alen, const char *b)
 	return alen == blen && strncasecmp(a, b, alen) == 0;
 }
 
-static int hexval(int c)
+int util_splitargs(const char *line, size_t len, char ***argvp, size_t **lensp)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+	int argc = resp_splitargs(line, len, argvp, lensp);
 
-/* Split a line into arguments the way redis-cli and redis.conf do: blanks
- * separate, "double quotes" take \n \r \t \b \a \xHH and \c escapes, 'single
- * quotes' take \' only, and a closing quote must be followed by a blank.
- * Return: 0 and *argv (args packed in *store, NUL-terminated, lengths in
- * *lens) or -1 on unbalanced quotes.  The caller frees the three arrays. */
-int util_splitargs(const char *line, size_t len, char **storep, char ***argvp, size_t **lensp,
-		   int *argcp)
-{
-	const char *p = line, *end = line + len;
-	char *store = xmalloc(len + 1), *o = store;
-	size_t cap = 8;
-	char **argv = xmalloc(cap * sizeof(*argv));
-	size_t *lens = xmalloc(cap * sizeof(*lens));
-	int argc = 0;
-
-	for (;;) {
-		while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' ||
-				   *p == '\v' || *p == '\f'))
-			p++;
-		if (p >= end)
-			break;
-		int inq = 0, insq = 0, done = 0;
-		char *start = o;
-
-		while (!done) {
-			if (inq) {
-				if (p >= end)
-					goto err;
-				if (*p == '\\' && p + 3 < end && p[1] == 'x' &&
-				    hexval((unsigned char)p[2]) >= 0 &&
-				    hexval((unsigned char)p[3]) >= 0) {
-					*o++ = (char)(hexval((unsigned char)p[2]) * 16 +
-						      hexval((unsigned char)p[3]));
-					p += 3;
-				} else if (*p == '\\' && p + 1 < end) {
-					char c;
-
-					p++;
-					switch (*p) {
-					case 'n':
-						c = '\n';
-						break;
-					case 'r':
-						c = '\r';
-						break;
-					case 't':
-						c = '\t';
-						break;
-					case 'b':
-						c = '\b';
-						break;
-					case 'a':
-						c = '\a';
-						break;
-					default:
-						c = *p;
-						break;
-					}
-					*o++ = c;
-				} else if (*p == '"') {
-					if (p + 1 < end &&
-					    !(p[1] == ' ' || p[1] == '\n' || p[1] == '\r' ||
-					      p[1] == '\t' || p[1] == '\v' || p[1] == '\f'))
-						goto err;
-					done = 1;
-				} else {
-					*o++ = *p;
-				}
-			} else if (insq) {
-				if (p >= end)
-					goto err;
-				if (*p == '\\' && p + 1 < end && p[1] == '\'') {
-					p++;
-					*o++ = '\'';
-				} else if (*p == '\'') {
-					if (p + 1 < end &&
-					    !(p[1] == ' ' || p[1] == '\n' || p[1] == '\r' ||
-					      p[1] == '\t' || p[1] == '\v' || p[1] == '\f'))
-						goto err;
-					done = 1;
-				} else {
-					*o++ = *p;
-				}
-			} else {
-				if (p >= end)
-					break;
-				switch (*p) {
-				case ' ':
-				case '\n':
-				case '\r':
-				case '\t':
-				case '\v':
-				case '\f':
-					done = 1;
-					break;
-				case '"':
-					inq = 1;
-					break;
-				case '\'':
-					insq = 1;
-					break;
-				default:
-					*o++ = *p;
-					break;
-				}
-			}
-			if (p < end)
-				p++;
-		}
-		if ((size_t)argc == cap) {
-			cap *= 2;
-			argv = xrealloc(argv, cap * sizeof(*argv));
-			lens = xrealloc(lens, cap * sizeof(*lens));
-		}
-		lens[argc] = (size_t)(o - start);
-		argv[argc++] = start;
-		*o++ = '\0';
-	}
-	*storep = store;
-	*argvp = argv;
-	*lensp = lens;
-	*argcp = argc;
-	return 0;
-err:
-	free(store);
-	free(argv);
-	free(lens);
-	return -1;
+	if (argc == RESP_SPLIT_NOMEM)
+		srv_die("out of memory splitting %zu bytes", len);
+	return argc;
 }
 
 /*

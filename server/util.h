@@ -24,13 +24,11 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xmemdup(const void *p, size_t n);
 
-/* Strict decimal parse of a 64-bit signed integer, as Redis's string2ll:
- * no spaces, no '+', no leading zeros.  Return 1 on success. */
-int util_str2ll(const char *s, size_t len, long long *out);
+/* Strict decimals (Redis's string2ll) and their printing are resp/resp.h's
+ * resp_str2ll() and resp_ll2str(). */
 int util_str2ull_strict(const char *s, size_t len, unsigned long long *out);
 /* Parse a long double as Redis's string2ld (strtold, no spaces, no nan). */
 int util_str2ld(const char *s, size_t len, long double *out);
-int util_ll2str(char *buf, long long v); /* returns length */
 /* Glob-style match (* ? [..] \), as Redis's pattern matching. */
 int util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, int nocase);
 long long util_mstime(void);
@@ -40,7 +38,9 @@ int util_memtoull(const char *s, unsigned long long *out);
 int util_strcaseeq(const char *a, size_t alen, const char *b);
 /* Constant-time comparison (time depends on clen only); 1 if equal. */
 int util_ct_equal(const char *secret, size_t slen, const char *cand, size_t clen);
-int util_splitargs(const char *line, size_t len, char **storep, char ***argvp, size_t **lensp,
-		   int *argcp);
+/* resp_splitargs() (resp/resp.h: sdssplitargs' rules; free(*argvp) frees
+ * all) where running out of memory is fatal, as xmalloc().  Return: the
+ * argument count, or RESP_SPLIT_UNBALANCED. */
+int util_splitargs(const char *line, size_t len, char ***argvp, size_t **lensp);
 
 #endif /* SERVER_UTIL_H */

@@ -2,7 +2,8 @@
  * tests/client/test_client.c: unit tests of rcukv-cli's pure parts: the
  * latency histogram (percentiles on known inputs, bucket layout, merge,
  * HdrHistogram text output), the RESP scanner (every split point, hostile
- * input), the reply tree, and redis-cli argument splitting.
+ * input) as the client drives resp_scan(), and the reply tree; argument
+ * splitting is tests/resp/test_resp.c's.
  *
  * cmocka; ends with 'N passed, M failed'.
  */
@@ -22,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "resp/resp.h"
 #include "client/cli.h"
 
 static struct cli_hist *hist_new(void)
@@ -232,15 +234,15 @@ static void test_scan_every_split(void **state)
 		const char *r = replies[i];
 		size_t n = strlen(r);
 		for (size_t cut = 0; cut <= n; cut++) {
-			struct cli_scan s;
-			cli_scan_init(&s);
-			int st = cli_scan(&s, r, cut);
+			struct resp_scan s;
+			resp_scan_init(&s);
+			int st = resp_scan(&s, r, cut);
 			if (cut < n) {
-				assert_int_equal(st, CLI_SCAN_AGAIN);
+				assert_int_equal(st, RESP_SCAN_AGAIN);
 				/* Resume with the whole reply. */
-				st = cli_scan(&s, r, n);
+				st = resp_scan(&s, r, n);
 			}
-			assert_int_equal(st, CLI_SCAN_DONE);
+			assert_int_equal(st, RESP_SCAN_DONE);
 			assert_int_equal(s.pos, n);
 		}
 		struct cli_reply *t = cli_reply_parse(r, n);
@@ -251,7 +253,7 @@ static void test_scan_every_split(void **state)
 
 static void test_scan_top(void **state)
 {
-	struct cli_scan s;
+	struct resp_scan s;
 	struct cli_reply *r;
 
 	(void)state;
@@ -263,12 +265,12 @@ static void test_scan_top(void **state)
 	assert_non_null(r);
 	assert_true(r->integer == LLONG_MAX);
 	cli_reply_free(r);
-	cli_scan_init(&s);
-	assert_int_equal(cli_scan(&s, "$-1\r\n", 5), CLI_SCAN_DONE);
+	resp_scan_init(&s);
+	assert_int_equal(resp_scan(&s, "$-1\r\n", 5), RESP_SCAN_DONE);
 	assert_int_equal(s.top, '$');
 	assert_int_equal(s.top_len, -1);
-	cli_scan_init(&s);
-	assert_int_equal(cli_scan(&s, "|1\r\n+a\r\n+b\r\n$2\r\nhi\r\n", 20), CLI_SCAN_DONE);
+	resp_scan_init(&s);
+	assert_int_equal(resp_scan(&s, "|1\r\n+a\r\n+b\r\n$2\r\nhi\r\n", 20), RESP_SCAN_DONE);
 	assert_int_equal(s.top, '$');
 	assert_int_equal(s.top_len, 2);
 }
@@ -294,27 +296,27 @@ static void test_scan_hostile(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct cli_scan s;
-		cli_scan_init(&s);
-		assert_int_equal(cli_scan(&s, bad[i], strlen(bad[i])), CLI_SCAN_ERROR);
+		struct resp_scan s;
+		resp_scan_init(&s);
+		assert_int_equal(resp_scan(&s, bad[i], strlen(bad[i])), RESP_SCAN_ERROR);
 		assert_true(s.err[0] != '\0');
 	}
 	/* Nesting past the limit. */
-	char deep[4 * (CLI_RESP_MAX_DEPTH + 2) + 8];
+	char deep[4 * (RESP_REPLY_MAX_DEPTH + 2) + 8];
 	size_t n = 0;
-	struct cli_scan s;
-	for (int i = 0; i < CLI_RESP_MAX_DEPTH + 1; i++)
+	struct resp_scan s;
+	for (int i = 0; i < RESP_REPLY_MAX_DEPTH + 1; i++)
 		n += (size_t)sprintf(deep + n, "*1\r\n");
-	cli_scan_init(&s);
-	assert_int_equal(cli_scan(&s, deep, n), CLI_SCAN_ERROR);
+	resp_scan_init(&s);
+	assert_int_equal(resp_scan(&s, deep, n), RESP_SCAN_ERROR);
 	/* A header line that never ends. */
-	size_t big = CLI_RESP_MAX_LINE + 16;
+	size_t big = RESP_INLINE_MAX + 16;
 	char *line = malloc(big);
 	assert_non_null(line);
 	line[0] = '+';
 	memset(line + 1, 'a', big - 1);
-	cli_scan_init(&s);
-	assert_int_equal(cli_scan(&s, line, big), CLI_SCAN_ERROR);
+	resp_scan_init(&s);
+	assert_int_equal(resp_scan(&s, line, big), RESP_SCAN_ERROR);
 	free(line);
 }
 
@@ -384,9 +386,9 @@ static void test_scan_mutations(void **state)
 				break;
 			}
 		}
-		struct cli_scan sc;
-		cli_scan_init(&sc);
-		if (cli_scan(&sc, buf, n) != CLI_SCAN_DONE)
+		struct resp_scan sc;
+		resp_scan_init(&sc);
+		if (resp_scan(&sc, buf, n) != RESP_SCAN_DONE)
 			continue;
 		accepted++;
 		struct cli_reply *r = cli_reply_parse(buf, sc.pos);
@@ -398,40 +400,6 @@ static void test_scan_mutations(void **state)
 		cli_reply_free(r);
 	}
 	assert_true(accepted > 100); /* the mutations did exercise the parser */
-}
-
-/* ---- argument splitting ---- */
-
-static void test_split_args(void **state)
-{
-	char **av;
-	size_t *lens;
-	int n;
-
-	(void)state;
-	n = cli_split_args("  set  \"a b\\x41\\n\" 'it\\'s' x\"y z\"", &av, &lens);
-	assert_int_equal(n, 4);
-	assert_string_equal(av[0], "set");
-	assert_int_equal(lens[1], 5);
-	assert_memory_equal(av[1], "a bA\n", 5);
-	assert_string_equal(av[2], "it's");
-	assert_string_equal(av[3], "xy z");
-	cli_free_args(n, av, lens);
-
-	n = cli_split_args("set k \"\\x00\"", &av, &lens);
-	assert_int_equal(n, 3);
-	assert_int_equal(lens[2], 1);
-	assert_int_equal(av[2][0], 0);
-	cli_free_args(n, av, lens);
-
-	n = cli_split_args("", &av, &lens);
-	assert_int_equal(n, 0);
-	cli_free_args(n, av, lens);
-	assert_int_equal(cli_split_args("set \"ab\"c", &av, &lens), -1);
-	assert_int_equal(cli_split_args("set \"open", &av, &lens), -1);
-	assert_int_equal(cli_split_args("set 'open", &av, &lens), -1);
-	assert_int_equal(cli_split_args("set 'a'b", &av, &lens), -1);
-	assert_int_equal(cli_split_args("set \"ends with backslash\\", &av, &lens), -1);
 }
 
 /* ---- hostile server: the client must fail cleanly, never crash ---- */
@@ -548,7 +516,6 @@ int main(void)
 		cmocka_unit_test(test_scan_hostile),
 		cmocka_unit_test(test_scan_mutations),
 		cmocka_unit_test(test_reply_tree),
-		cmocka_unit_test(test_split_args),
 		cmocka_unit_test(test_hostile_server),
 		cmocka_unit_test(test_hostile_bench),
 	};

@@ -31,6 +31,7 @@ FUZZ_CFLAGS_EXT := $(FUZZ_CFLAGS_BASE) -w
 FUZZ_CFLAGS_OWN := $(FUZZ_CFLAGS_BASE) $(WARN) $(call pc,--cflags,hiredis)
 
 FUZZ_RCU_OBJS := $(RCU_SRCS:%.c=$(FUZZ_B)/obj/%.o)
+FUZZ_RESPLIB_OBJS := $(RESP_SRCS:%.c=$(FUZZ_B)/obj/%.o)
 FUZZ_HT_OBJS := $(FUZZ_B)/obj/hashtable/ht_qsbr.o
 FUZZ_SRV_NAMES := config log util resp conn client cmd cmd_docs cmd_string cmd_keys cmd_expire cmd_conn cmd_server info db evict mem persist rdb stats lathist
 FUZZ_SRV_OBJS := $(FUZZ_SRV_NAMES:%=$(FUZZ_B)/obj/server/%.o)
@@ -39,11 +40,14 @@ FUZZ_SRV_OBJS := $(FUZZ_SRV_NAMES:%=$(FUZZ_B)/obj/server/%.o)
 # the harness runs the commands it parses itself (record_command()).
 FUZZ_RESP_OBJS := $(addprefix $(FUZZ_B)/obj/server/,config.o log.o util.o resp.o conn.o client.o stats.o \
 		  lathist.o) \
-		  $(FUZZ_RCU_OBJS)
+		  $(FUZZ_RCU_OBJS) $(FUZZ_RESPLIB_OBJS)
 
 $(FUZZ_B)/obj/rcu/%.o: rcu/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS_EXT) $(FUZZ_SAN) -c $< -o $@
+$(FUZZ_B)/obj/resp/%.o: resp/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS_EXT) $(FUZZ_SAN) $(FUZZ_COV) -c $< -o $@
 $(FUZZ_B)/obj/hashtable/ht_qsbr.o: hashtable/ht.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS_EXT) $(FUZZ_SAN) $(FUZZ_COV) -DRCU_FLAVOR_QSBR -c $< -o $@
@@ -60,7 +64,7 @@ $(FUZZ_B)/fuzz_resp: $(FUZZ_B)/obj/tests/fuzz/fuzz_resp.o $(FUZZ_B)/obj/tests/fu
 # The harness's dispatch callback runs cmd_dispatch() and sees each command
 # and its reply bytes.
 $(FUZZ_B)/fuzz_cmd: $(FUZZ_B)/obj/tests/fuzz/fuzz_cmd.o $(FUZZ_B)/obj/tests/fuzz/fuzz_common.o \
-		    $(FUZZ_SRV_OBJS) $(FUZZ_HT_OBJS) $(FUZZ_RCU_OBJS)
+		    $(FUZZ_SRV_OBJS) $(FUZZ_HT_OBJS) $(FUZZ_RCU_OBJS) $(FUZZ_RESPLIB_OBJS)
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -pthread -o $@ $^ \
 		$(call pc,--libs,hiredis liblzf) -lm
 

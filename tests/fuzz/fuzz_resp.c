@@ -221,7 +221,7 @@ static void expect_error(const char *what, const char *p, size_t n, const char *
 
 static void check_limits(void)
 {
-	size_t big = PROTO_INLINE_MAX_SIZE + 100;
+	size_t big = RESP_INLINE_MAX + 100;
 	char *p = malloc(big + 64);
 
 	if (!p)

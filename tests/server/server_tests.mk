@@ -1,8 +1,8 @@
 # tests/server/: integration tests of rcukv-server (issue 5).  The binary
 # starts $(B)/rcukv-server itself on a free loopback port (7200-7299); pass
 # --host/--port to point it at a running server (e.g. a real redis-server).
-$(B)/tests/server/test_server: $(B)/tests/server/test_server.o | $(B)/rcukv-server
-	$(CC) $(LDFLAGS) -o $@ $<
+$(B)/tests/server/test_server: $(B)/tests/server/test_server.o $(RESP_LIB) | $(B)/rcukv-server
+	$(CC) $(LDFLAGS) -o $@ $^
 TEST_BINS += $(B)/tests/server/test_server
 TEST_SCRIPTS += tests/server/test_security.sh
 TEST_SCRIPTS += tests/server/test_tls.sh
@@ -47,7 +47,7 @@ $(B)/tests/server/test_cmdrows.o: CFLAGS += $(call pc,--cflags,cmocka)
 $(B)/tests/server/main_nomain.o: $(B)/server/main.o
 	objcopy --localize-symbol=main $< $@
 $(B)/tests/server/test_cmdrows: $(B)/tests/server/test_cmdrows.o $(B)/tests/server/main_nomain.o \
-		$(filter-out $(B)/server/main.o,$(SERVER_OBJS)) $(B)/server/rdb.o $(SERVER_HT_LIB) $(RCU_LIB)
+		$(filter-out $(B)/server/main.o,$(SERVER_OBJS)) $(B)/server/rdb.o $(SERVER_HT_LIB) $(RCU_LIB) $(RESP_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pc,--libs,libevent) $(call pc,--libs,openssl) \
 		$(call pc,--libs,liblzf) $(call pc,--libs,cmocka) $(JEMALLOC_LIBS) -lm
 TEST_BINS += $(B)/tests/server/test_cmdrows

@@ -25,6 +25,8 @@
  *   --record rewrites the expectations of FILE from the server's replies (run
  *   it against redis-server, then review the diff).
  */
+#include "resp/resp.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -147,69 +149,12 @@ static int cl_fill(struct cl *c, int ms)
 	return 0;
 }
 
-/* Length of one complete RESP reply at p (n bytes), 0 if incomplete, -1 bad. */
-static long resp_len(const char *p, size_t n)
-{
-	const char *cr;
-	long long v;
-	size_t hl;
-
-	if (n < 3)
-		return 0;
-	cr = memmem(p, n, "\r\n", 2);
-	if (!cr)
-		return 0;
-	hl = (size_t)(cr - p) + 2;
-	switch (p[0]) {
-	case '+':
-	case '-':
-	case ':':
-	case '_':
-	case ',':
-	case '#':
-	case '(':
-		return (long)hl;
-	case '$':
-	case '=':
-	case '!':
-		v = strtoll(p + 1, NULL, 10);
-		if (v < 0)
-			return (long)hl;
-		if (n < hl + (size_t)v + 2)
-			return 0;
-		return (long)(hl + (size_t)v + 2);
-	case '*':
-	case '~':
-	case '%':
-	case '>':
-	case '|': {
-		size_t off = hl;
-
-		v = strtoll(p + 1, NULL, 10);
-		if (v < 0)
-			return (long)hl;
-		if (p[0] == '%' || p[0] == '|')
-			v *= 2;
-		for (long long i = 0; i < v; i++) {
-			long l = resp_len(p + off, n - off);
-
-			if (l <= 0)
-				return l;
-			off += (size_t)l;
-		}
-		return (long)off;
-	}
-	default:
-		return -1;
-	}
-}
-
 /* One reply into *out (malloc, NUL-terminated).  Return its length, -1 on
  * EOF, -2 on timeout, -3 on garbage. */
 static long cl_reply(struct cl *c, char **out, int ms)
 {
 	for (;;) {
-		long l = resp_len(c->buf + c->pos, c->len - c->pos);
+		long l = (long)resp_reply_len(c->buf + c->pos, c->len - c->pos);
 
 		if (l < 0)
 			return -3;
@@ -230,23 +175,14 @@ static long cl_reply(struct cl *c, char **out, int ms)
 static void append_cmd(char **buf, size_t *len, size_t *cap, int argc, char **argv,
 		       const size_t *lens)
 {
-	size_t need = 32;
+	size_t need = resp_encode_len(argc, lens);
 
-	for (int i = 0; i < argc; i++)
-		need += lens[i] + 32;
 	if (*len + need > *cap) {
 		while (*len + need > *cap)
 			*cap = *cap ? *cap * 2 : 4096;
 		*buf = realloc(*buf, *cap);
 	}
-	*len += (size_t)sprintf(*buf + *len, "*%d\r\n", argc);
-	for (int i = 0; i < argc; i++) {
-		*len += (size_t)sprintf(*buf + *len, "$%zu\r\n", lens[i]);
-		memcpy(*buf + *len, argv[i], lens[i]);
-		*len += lens[i];
-		memcpy(*buf + *len, "\r\n", 2);
-		*len += 2;
-	}
+	*len += resp_encode(*buf + *len, argc, (const char *const *)argv, lens);
 }
 
 /* Send a command given as a printf-style, space-separated line (no quoting). */
@@ -359,53 +295,6 @@ static size_t unescape(const char *s, char *out)
 	return o;
 }
 
-/* Split a redis-cli style line (quotes, \x escapes) into argv. */
-static int split_line(const char *line, char **argv, size_t *lens, int max, char *store)
-{
-	const char *p = line;
-	char *o = store;
-	int argc = 0;
-
-	for (;;) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!*p || argc == max)
-			break;
-		argv[argc] = o;
-		if (*p == '"') {
-			p++;
-			while (*p && *p != '"') {
-				if (*p == '\\' && p[1] == 'x') {
-					unsigned v;
-
-					sscanf(p + 2, "%2x", &v);
-					*o++ = (char)v;
-					p += 4;
-				} else if (*p == '\\' && p[1]) {
-					char ch = p[1];
-
-					*o++ = ch == 'n'   ? '\n'
-					       : ch == 'r' ? '\r'
-					       : ch == 't' ? '\t'
-							   : ch;
-					p += 2;
-				} else {
-					*o++ = *p++;
-				}
-			}
-			if (*p == '"')
-				p++;
-		} else {
-			while (*p && *p != ' ' && *p != '\t')
-				*o++ = *p++;
-		}
-		lens[argc] = (size_t)(o - argv[argc]);
-		*o++ = '\0';
-		argc++;
-	}
-	return argc;
-}
-
 /* -------------------------------------------------------------- cases */
 
 /*
@@ -422,8 +311,7 @@ static int against_rcukv = 1;
 static void run_cases(const char *path, int record)
 {
 	FILE *f = fopen(path, "r");
-	char line[65536], store[65536], *argv[256], esc[65536];
-	size_t lens[256];
+	char line[65536], esc[65536];
 	struct cl *c = cl_new();
 	char **outlines = NULL;
 	size_t nout = 0, capout = 0;
@@ -445,11 +333,16 @@ static void run_cases(const char *path, int record)
 			line[--n] = '\0';
 		keep = strdup(line);
 		if (line[0] == '>') {
-			char *buf = NULL;
-			size_t len = 0, cap = 0;
-			int argc = split_line(line + 1, argv, lens, 256, store);
+			char *buf = NULL, **av;
+			size_t len = 0, cap = 0, *al;
+			int argc = resp_splitargs(line + 1, strlen(line + 1), &av, &al);
 
-			append_cmd(&buf, &len, &cap, argc, argv, lens);
+			if (argc < 0) {
+				fprintf(stderr, "%s:%d: unbalanced quotes: %s\n", path, lineno, line);
+				exit(2);
+			}
+			append_cmd(&buf, &len, &cap, argc, av, al);
+			free(av);
 			send_all(c->fd, buf, len);
 			free(buf);
 			snprintf(last, sizeof(last), "%.4000s", line + 1);

@@ -126,17 +126,6 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
 	return 0;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* %XX decoding of a URI part into a new string; NULL on a bad escape. */
 static char *uri_decode(const char *p, size_t n)
 {
@@ -149,11 +138,11 @@ static char *uri_decode(const char *p, size_t n)
 			*q++ = p[i];
 			continue;
 		}
-		if (i + 2 >= n || hex_digit(p[i + 1]) < 0 || hex_digit(p[i + 2]) < 0) {
+		if (i + 2 >= n || resp_hexval(p[i + 1]) < 0 || resp_hexval(p[i + 2]) < 0) {
 			free(out);
 			return NULL;
 		}
-		*q++ = (char)(hex_digit(p[i + 1]) * 16 + hex_digit(p[i + 2]));
+		*q++ = (char)(resp_hexval(p[i + 1]) * 16 + resp_hexval(p[i + 2]));
 		i += 2;
 	}
 	*q = '\0';

@@ -138,6 +138,9 @@ long long resp_reply_len(const char *buf, size_t len);
 
 /* ---- argument splitting -------------------------------------------------- */
 
+/* The value of hex digit @c, or -1 (the \xHH escapes; also URI %XX). */
+int resp_hexval(int c);
+
 #define RESP_SPLIT_UNBALANCED (-1) /* unbalanced quotes */
 #define RESP_SPLIT_NOMEM (-2)
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-static int hexval(unsigned char c)
+int resp_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -53,8 +53,8 @@ static long long one_arg(const char **pp, const char *end, char *o)
 			if (at_end)
 				return -1;
 			if (*p == '\\' && end - p > 3 && p[1] == 'x' &&
-			    hexval((unsigned char)p[2]) >= 0 && hexval((unsigned char)p[3]) >= 0) {
-				PUT(hexval((unsigned char)p[2]) * 16 + hexval((unsigned char)p[3]));
+			    resp_hexval((unsigned char)p[2]) >= 0 && resp_hexval((unsigned char)p[3]) >= 0) {
+				PUT(resp_hexval((unsigned char)p[2]) * 16 + resp_hexval((unsigned char)p[3]));
 				p += 3;
 			} else if (*p == '\\' && end - p > 1 && p[1] != '\0') {
 				p++;
@@ -65,10 +65,6 @@ static long long one_arg(const char **pp, const char *end, char *o)
 				    : *p == 'a' ? '\a'
 						: *p);
 			} else if (*p == '"') {
-				/* the closing quote must be followed by a blank or the end */
-				if (end - p > 1 && p[1] != '\0' && !blank(p[1]))
-					return -1;
-				p++;
 				break;
 			} else {
 				PUT(*p);
@@ -80,9 +76,6 @@ static long long one_arg(const char **pp, const char *end, char *o)
 				p++;
 				PUT('\'');
 			} else if (*p == '\'') {
-				if (end - p > 1 && p[1] != '\0' && !blank(p[1]))
-					return -1;
-				p++;
 				break;
 			} else {
 				PUT(*p);
@@ -100,6 +93,12 @@ static long long one_arg(const char **pp, const char *end, char *o)
 		p++;
 	}
 #undef PUT
+	if (inq || insq) {
+		/* at the closing quote: it must be followed by a blank or the end */
+		if (end - p > 1 && p[1] != '\0' && !blank(p[1]))
+			return -1;
+		p++;
+	}
 	*pp = p;
 	return n;
 }

@@ -1,7 +1,7 @@
 /*
  * client/cli.h: the one header of rcukv-cli, a Redis client and load generator.
  *
- * What it owns: the RESP2/RESP3 reply scanner and reply tree (resp.c), the
+ * What it owns: the RESP2/RESP3 reply tree (reply.c; the scanner is resp/'s), the
  * redis-cli compatible reply formatter (format.c), a blocking connection that
  * uses hiredis to connect and our own reader to parse replies (conn.c, because
  * Debian's hiredis 0.14 does not parse RESP3), its TLS transport over OpenSSL
@@ -34,7 +34,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* ---- RESP reply scanner and tree (resp.c) ---- */
+/* ---- RESP reply tree (reply.c) ---- */
 
 /* The scanner that finds where a reply ends is resp_scan() (resp/resp.h);
  * the tree is built only from a reply it found complete. */

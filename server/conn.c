@@ -7,7 +7,7 @@
  *
  * I/O: a readable connection is read once (16 KiB, or the rest of a big bulk
  * argument), every complete command in the buffer runs (conn_process_input(),
- * resp.c, which hands each to c->dispatch), and all replies leave in one write.
+ * request.c, which hands each to c->dispatch), and all replies leave in one write.
  * That write waits for the end of the loop turn (the worker's flush queue, as
  * Redis writes in beforeSleep): every ready connection's commands run first,
  * then every reply goes (conn_flush_queued()), so the clients these writes
@@ -27,6 +27,7 @@
  * big arguments), test_tls.sh, and tests/fuzz, which runs this file on an
  * in-memory transport.
  */
+#include "resp/resp.h"
 #include "server/client.h"
 #include "server/cmd.h"
 #include "server/config.h"
@@ -181,33 +182,19 @@ int conn_run(struct conn *c, int defer)
 
 #define PREFETCH_KEYS 32 /* keys warmed per read (the table takes up to HT_PREFETCH_MAX) */
 
-/* Digits up to "\r\n" at p (< end): the value (at most 9 digits) and the
- * position after the "\n", or NULL if incomplete or not a small number. */
-static const char *scan_num(const char *p, const char *end, long *v)
-{
-	long n = 0;
-	int d = 0;
-
-	while (p < end && *p >= '0' && *p <= '9' && d < 9) {
-		n = n * 10 + (*p++ - '0');
-		d++;
-	}
-	if (!d || end - p < 2 || p[0] != '\r' || p[1] != '\n')
-		return NULL;
-	*v = n;
-	return p + 2;
-}
-
 /* One complete "$len\r\n<bytes>\r\n" at p: its bytes and the position after. */
 static const char *scan_bulk(const char *p, const char *end, const char **arg, size_t *len)
 {
-	long l;
+	long long l;
+	size_t used;
 
-	if (p >= end || *p != '$' || !(p = scan_num(p + 1, end, &l)) || end - p < l + 2)
+	if (p >= end || *p != '$' ||
+	    resp_scan_header(p, (size_t)(end - p), &l, &used) != RESP_HDR_OK || l < 0 ||
+	    (size_t)(end - p) - used < (size_t)l + 2)
 		return NULL;
-	*arg = p;
+	*arg = p + used;
 	*len = (size_t)l;
-	return p + l + 2;
+	return p + used + l + 2;
 }
 
 /*
@@ -231,11 +218,11 @@ static void conn_prefetch_keys(struct conn *c)
 		return;
 	while (n < PREFETCH_KEYS && p < end && *p == '*') {
 		const char *a;
-		size_t al;
-		long argc;
+		size_t al, used;
+		long long argc;
 
-		if (!(p = scan_num(p + 1, end, &argc)) || argc < 2 || argc > 1024 ||
-		    !(p = scan_bulk(p, end, &a, &al)))
+		if (resp_scan_header(p, (size_t)(end - p), &argc, &used) != RESP_HDR_OK ||
+		    argc < 2 || argc > 1024 || !(p = scan_bulk(p + used, end, &a, &al)))
 			break;
 		/* the command's row says whether it may write: a write's stripe
 		 * mutex is warmed too */
@@ -246,7 +233,7 @@ static void conn_prefetch_keys(struct conn *c)
 		keys[n] = a;
 		lens[n] = al;
 		n++;
-		for (long i = 2; i < argc && p; i++)
+		for (long long i = 2; i < argc && p; i++)
 			p = scan_bulk(p, end, &a, &al);
 		if (!p)
 			break;

@@ -156,9 +156,9 @@ struct conn {
 
 /* Parse as many complete commands as available, running each (c->dispatch).  Return -1 if
  * the connection must close now (protocol error reply is queued).
- * resp.c; called by the engine (conn_run()). */
+ * request.c; called by the engine (conn_run()). */
 int conn_process_input(struct conn *c);
-/* How many bytes the next read should make room for (resp.c). */
+/* How many bytes the next read should make room for (request.c). */
 size_t conn_read_hint(struct conn *c);
 
 /**

@@ -31,7 +31,7 @@ struct wstats {
 	 * flushes of a connection with replies to send (conn_flush() in conn.c, as Redis's
 	 * writeToClient()) */
 	_Atomic unsigned long long reads, writes;
-	/* reply_buffer_expands: a connection's reply buffer grown (resp.c, not its
+	/* reply_buffer_expands: a connection's reply buffer grown (reply.c, not its
 	 * first allocation); reply_buffer_shrinks: a big one given back once
 	 * drained (conn_flush()).  Redis resizes its reply buffer in a cron
 	 * instead; these count the same events of rcukv's buffer. */

@@ -12,7 +12,7 @@
 #include "server/server.h"
 
 /* persistence (persist.c): RDB snapshots, see the comment at its top.
- * The config hooks are weak, as tls.c's: programs that link config.c without
+ * The config hooks are weak: programs that link config.c without
  * the keyspace (tests/fuzz fuzz_resp) need neither persist.c nor rdb.c;
  * config.c checks them against NULL. */
 void persist_init(void);

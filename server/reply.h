@@ -1,5 +1,5 @@
 /*
- * reply.h - the RESP2/RESP3 reply encoders (resp.c) and the shared error
+ * reply.h - the RESP2/RESP3 reply encoders (reply.c) and the shared error
  * texts.  Called by a connection's owner thread only, while it runs one of
  * the connection's commands: a reply is appended to the connection's reply
  * buffer (conn.h) and written after the event-loop turn.

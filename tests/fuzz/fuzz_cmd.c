@@ -1,6 +1,6 @@
 /*
  * fuzz_cmd.c - libFuzzer harness for rcukv-server's command layer: the bytes
- * are parsed (server/resp.c, through fz_feed(): the connection engine,
+ * are parsed (server/request.c, through fz_feed(): the connection engine,
  * server/conn.c, on an in-memory transport) and every command runs for real
  * (server/cmd.c, db.c, config.c, info.c) against a real QSBR hash table, on
  * a fake connection whose output the harness reads.

@@ -11,6 +11,7 @@
  * turns, before the next read.  The fake client reads every reply byte at
  * once, like a fast reader.
  */
+#include "resp/resp.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "server/log.h"
 
@@ -322,37 +323,6 @@ int fz_feed(struct conn *c, const uint8_t *data, size_t n, const uint8_t *chunks
 		return -1; \
 	} while (0)
 
-/* Strict decimal integer: optional '-', no leading zeros, fits in int64. */
-static int strict_ll(const char *p, size_t n, long long *out)
-{
-	unsigned long long v = 0, lim;
-	size_t i = 0;
-	int neg = 0;
-
-	if (n == 0)
-		return 0;
-	if (p[0] == '-') {
-		neg = 1;
-		i = 1;
-		if (n == 1)
-			return 0;
-	}
-	if (p[i] == '0' && n - i > 1)
-		return 0;
-	if (neg && p[i] == '0')
-		return 0;
-	lim = neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX;
-	for (; i < n; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return 0;
-		if (v > (lim - (unsigned)(p[i] - '0')) / 10)
-			return 0;
-		v = v * 10 + (unsigned)(p[i] - '0');
-	}
-	*out = neg ? (long long)(0 - v) : (long long)v;
-	return 1;
-}
-
 static int valid_double(const char *p, size_t n)
 {
 	char buf[400], *end;
@@ -400,7 +370,7 @@ static long check(const char *p, size_t n, int resp3, int depth, const char **wh
 			BAD("empty error");
 		return (long)hdr_end;
 	case ':':
-		if (!strict_ll(p + 1, hlen, &v))
+		if (!resp_str2ll(p + 1, hlen, &v))
 			BAD("bad integer reply");
 		return (long)hdr_end;
 	case '(':
@@ -436,7 +406,7 @@ static long check(const char *p, size_t n, int resp3, int depth, const char **wh
 			BAD("RESP3 verbatim/blob error to a RESP2 client");
 		/* fall through */
 	case '$':
-		if (!strict_ll(p + 1, hlen, &v) || v < -1)
+		if (!resp_str2ll(p + 1, hlen, &v) || v < -1)
 			BAD("bad bulk length");
 		if (v == -1) {
 			if (p[0] != '$')
@@ -459,7 +429,7 @@ static long check(const char *p, size_t n, int resp3, int depth, const char **wh
 			mult = 2;
 		/* fall through */
 	case '*':
-		if (!strict_ll(p + 1, hlen, &count) || count < -1 || (count == -1 && p[0] != '*'))
+		if (!resp_str2ll(p + 1, hlen, &count) || count < -1 || (count == -1 && p[0] != '*'))
 			BAD("bad aggregate count");
 		if (count > (long long)n)       /* every element takes at least 3 bytes */
 			return 0;

@@ -1,6 +1,6 @@
 /*
  * fuzz_resp.c - libFuzzer harness for rcukv-server's RESP request parser
- * (server/resp.c: conn_process_input(), parse_multibulk(), parse_inline()).
+ * (server/request.c: conn_process_input(), parse_multibulk(), parse_inline()).
  *
  * The client bytes go through the connection engine (fz_feed(): server/conn.c
  * on an in-memory transport) twice on fresh connections: once as one

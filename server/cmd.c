@@ -513,7 +513,7 @@ static void unknown_command(struct conn *c, int argc)
  * One relaxed load when maxmemory is 0. */
 static int refuse_oom(struct conn *c, int flags)
 {
-	if (!atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed))
+	if (!atomic_load_explicit(&g_evict_cfg.maxmemory, memory_order_relaxed))
 		return 0;
 	if (evict_before_command() == 0 || !(flags & CMD_DENYOOM))
 		return 0;

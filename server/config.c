@@ -1,11 +1,15 @@
 /*
- * config.c - rcukv-server options: defaults, the config file (redis.conf
- * syntax), "--name value" command-line overrides, CONFIG GET and CONFIG SET.
+ * config.c - rcukv-server options: the registry of option rows (config.h),
+ * defaults, the config file (redis.conf syntax), "--name value" command-line
+ * overrides, CONFIG GET and CONFIG SET, all over the rows; and the rows of
+ * the server core's own options (g_cfg).
  *
  * Owns g_cfg.  It is written by the main thread before the workers start;
- * afterwards only the _Atomic fields change (CONFIG SET, from any worker) and
- * every reader loads them with relaxed atomics.  String options are immutable
- * after start-up, so plain reads of them are safe.
+ * afterwards only the _Atomic fields change (CONFIG SET, from any worker,
+ * one CONFIG SET at a time under set_lock) and every reader loads them with
+ * relaxed atomics.  String options are immutable after start-up, so plain
+ * reads of them are safe; requirepass, the one that changes, is under
+ * str_lock.
  *
  * Errors at start-up print "*** FATAL CONFIG FILE ERROR ***" with the file,
  * line, the offending line and the reason, then exit 1 (as redis-server does).
@@ -13,21 +17,17 @@
  * redis-server's) and the CONFIG cases of tests/server/test_server.c.
  */
 #include "resp/resp.h"
-#include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
-#include "server/db.h"
-#include "server/evict.h"
 #include "server/log.h"
-#include "server/net.h"
-#include "server/persist.h"
 #include "server/reply.h"
 #include "server/server.h"
-#include "server/stats.h"
 #include "server/util.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,105 +36,188 @@
 
 struct cfg g_cfg;
 
-enum cfg_type {
-	T_BOOL,
-	T_INT,
-	T_MEM,
-	T_STR,
-	T_ENUM,
-	T_BIND,
-	T_OCTAL,
-	T_RENAME,
-	T_COBL,
-	T_PERSIST, /* save, dir, dbfilename: kept and checked by persist.c */
-	T_PCTL	   /* latency-tracking-info-percentiles: kept and checked by stats.c */
-};
-
-/* cfg_opt.mutable_: 0 start-up only, 1 CONFIG SET, 2 protected (CONFIG SET
- * only with enable-protected-configs yes, or local from a local client) */
-#define CFG_PROTECTED 2
-
-struct cfg_opt {
-	const char *name;
-	enum cfg_type type;
-	int mutable_;
-	void *ptr; /* int, _Atomic long long, _Atomic int, char * */
-	long long min, max;
-	const char *const *enums;
-};
-
-static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
-/* maxmemory-policy values, in Redis's order (the error text lists them so) */
-const char *const evict_policy_names[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
-					  "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
-					  "allkeys-random", "noeviction",   NULL};
-static const char *const protected_modes[] = {"no", "yes", "local", NULL};
-
-static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* mutable string options */
+static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* requirepass, cobl_other */
+static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER; /* one CONFIG SET at a time */
 static int threads_cfg;
-static int appendonly_cfg; /* accepted for compatibility; only "no" */
 static char *unixsocket_str;
 static char *requirepass_str; /* under str_lock once workers run */
 
-#define OPT(n, t, m, p, lo, hi, e)                                                                 \
-	{                                                                                          \
-		n, t, m, (void *)(p), lo, hi, e                                                    \
+/* ------------------------------------------------------------ registry */
+
+static struct cfg_group *groups;
+static const struct cfg_opt **index_; /* every row, by name: CONFIG GET's order */
+static int nindex;
+
+void cfg_register(struct cfg_group *g)
+{
+	g->next = groups;
+	groups = g;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(const struct cfg_opt *const *)a)->name,
+		      (*(const struct cfg_opt *const *)b)->name);
+}
+
+/* The sorted index of every registered row (main thread, at cfg_defaults()). */
+static void build_index(void)
+{
+	int n = 0;
+
+	for (struct cfg_group *g = groups; g; g = g->next)
+		n += g->n;
+	free(index_);
+	index_ = xmalloc((size_t)n * sizeof(*index_));
+	nindex = 0;
+	for (struct cfg_group *g = groups; g; g = g->next)
+		for (int i = 0; i < g->n; i++)
+			index_[nindex++] = &g->rows[i];
+	qsort(index_, (size_t)nindex, sizeof(*index_), by_name);
+}
+
+static const struct cfg_opt *find_opt(const char *name, size_t len)
+{
+	for (int i = 0; i < nindex; i++)
+		if (util_strcaseeq(name, len, index_[i]->name))
+			return index_[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------ numeric values */
+
+static void store_num(const struct cfg_opt *o, long long v)
+{
+	if (o->clamp_hi > 0)
+		v = v < o->clamp_lo ? o->clamp_lo : v > o->clamp_hi ? o->clamp_hi : v;
+	switch (o->store) {
+	case CFG_PLAIN_INT:
+		*(int *)o->field = (int)v;
+		break;
+	case CFG_PLAIN_UINT:
+		*(unsigned int *)o->field = (unsigned int)v;
+		break;
+	case CFG_ATOMIC_INT:
+		atomic_store_explicit((_Atomic int *)o->field, (int)v, memory_order_relaxed);
+		break;
+	case CFG_ATOMIC_LL:
+		atomic_store_explicit((_Atomic long long *)o->field, v, memory_order_relaxed);
+		break;
 	}
-static const struct cfg_opt opts[] = {
-    OPT("bind", T_BIND, 0, NULL, 0, 0, NULL),
-    OPT("port", T_INT, 0, &g_cfg.port, 0, 65535, NULL),
-    OPT("unixsocket", T_STR, 0, &unixsocket_str, 0, 0, NULL),
-    OPT("unixsocketperm", T_OCTAL, 0, &g_cfg.unixsocketperm, 0, 0777, NULL),
-    OPT("threads", T_INT, 0, &threads_cfg, 0, 256, NULL),
-    OPT("worker-cpu-affinity", T_BOOL, 0, &g_cfg.worker_cpu_affinity, 0, 1, NULL),
-    OPT("maxclients", T_INT, 1, &g_cfg.maxclients, 1, 4294967295LL, NULL),
-    OPT("timeout", T_INT, 1, &g_cfg.timeout, 0, INT_MAX, NULL),
-    OPT("tcp-keepalive", T_INT, 1, &g_cfg.tcp_keepalive, 0, INT_MAX, NULL),
-    OPT("loglevel", T_ENUM, 1, &g_cfg.loglevel, 0, 0, loglevels),
-    OPT("logfile", T_STR, 0, &g_cfg.logfile, 0, 0, NULL),
-    OPT("pidfile", T_STR, 0, &g_cfg.pidfile, 0, 0, NULL),
-    OPT("daemonize", T_BOOL, 0, &g_cfg.daemonize, 0, 1, NULL),
-    OPT("proto-max-bulk-len", T_MEM, 1, &g_cfg.proto_max_bulk_len, 1024 * 1024, LLONG_MAX, NULL),
-    OPT("client-query-buffer-limit", T_MEM, 1, &g_cfg.client_query_buffer_limit, 1024 * 1024,
-	LLONG_MAX, NULL),
-    OPT("hz", T_INT, 1, &g_cfg.hz, 0, INT_MAX, NULL), /* clamped to 1..500, as Redis */
-    OPT("tcp-backlog", T_INT, 0, &g_cfg.tcp_backlog, 0, INT_MAX, NULL),
-    OPT("save", T_PERSIST, 1, NULL, 0, 0, NULL),
-    OPT("dir", T_PERSIST, CFG_PROTECTED, NULL, 0, 0, NULL),
-    OPT("dbfilename", T_PERSIST, CFG_PROTECTED, NULL, 0, 0, NULL),
-    OPT("rdbcompression", T_BOOL, 1, &g_cfg.rdbcompression, 0, 1, NULL),
-    OPT("rdbchecksum", T_BOOL, 0, &g_cfg.rdbchecksum, 0, 1, NULL),
-    OPT("stop-writes-on-bgsave-error", T_BOOL, 1, &g_cfg.stop_writes_on_bgsave_error, 0, 1,
-	NULL),
-    OPT("rdb-skip-unsupported-types", T_BOOL, 1, &g_cfg.rdb_skip_unsupported, 0, 1, NULL),
-    OPT("enable-protected-configs", T_ENUM, 0, &g_cfg.enable_protected_configs, 0, 0,
-	protected_modes),
-    OPT("appendonly", T_BOOL, 1, &appendonly_cfg, 0, 1, NULL),
-    OPT("client-output-buffer-pause", T_MEM, 1, &g_cfg.client_output_buffer_soft, 16 * 1024,
-	LLONG_MAX, NULL),
-    OPT("requirepass", T_STR, 1, &requirepass_str, 0, 0, NULL),
-    OPT("protected-mode", T_BOOL, 1, &g_cfg.protected_mode, 0, 1, NULL),
-    OPT("rename-command", T_RENAME, 0, NULL, 0, 0, NULL),
-    OPT("client-output-buffer-limit", T_COBL, 1, NULL, 0, 0, NULL),
-    OPT("tls-port", T_INT, 0, &g_cfg.tls_port, 0, 65535, NULL),
-    OPT("tls-cert-file", T_STR, 0, &g_cfg.tls_cert_file, 0, 0, NULL),
-    OPT("tls-key-file", T_STR, 0, &g_cfg.tls_key_file, 0, 0, NULL),
-    OPT("tls-ca-cert-file", T_STR, 0, &g_cfg.tls_ca_cert_file, 0, 0, NULL),
-    OPT("tls-auth-clients", T_STR, 0, &g_cfg.tls_auth_clients, 0, 0, NULL),
-    OPT("tls-protocols", T_STR, 0, &g_cfg.tls_protocols, 0, 0, NULL),
-    OPT("maxmemory", T_MEM, 1, &g_cfg.maxmemory, 0, LLONG_MAX, NULL),
-    OPT("maxmemory-policy", T_ENUM, 1, &g_cfg.maxmemory_policy, 0, 0, evict_policy_names),
-    OPT("maxmemory-samples", T_INT, 1, &g_cfg.maxmemory_samples, 1, INT_MAX, NULL),
-    OPT("lfu-log-factor", T_INT, 1, &g_cfg.lfu_log_factor, 0, INT_MAX, NULL),
-    OPT("lfu-decay-time", T_INT, 1, &g_cfg.lfu_decay_time, 0, INT_MAX, NULL),
-    OPT("rcu-callback-limit", T_INT, 1, &g_cfg.rcu_callback_limit, 0, LLONG_MAX, NULL),
-    OPT("latency-tracking", T_BOOL, 1, &g_cfg.latency_tracking, 0, 1, NULL),
-    OPT("latency-tracking-info-percentiles", T_PCTL, 1, NULL, 0, 0, NULL),
-};
+}
+
+static long long load_num(const struct cfg_opt *o)
+{
+	switch (o->store) {
+	case CFG_PLAIN_INT:
+		return *(int *)o->field;
+	case CFG_PLAIN_UINT:
+		return *(unsigned int *)o->field;
+	case CFG_ATOMIC_INT:
+		return atomic_load_explicit((_Atomic int *)o->field, memory_order_relaxed);
+	case CFG_ATOMIC_LL:
+		break;
+	}
+	return atomic_load_explicit((_Atomic long long *)o->field, memory_order_relaxed);
+}
+
+const char *cfg_parse_bool(const char *arg, long long *v)
+{
+	if (!strcasecmp(arg, "yes"))
+		*v = 1;
+	else if (!strcasecmp(arg, "no"))
+		*v = 0;
+	else
+		return "argument must be 'yes' or 'no'";
+	return NULL;
+}
+
+/*
+ * Parse one value of a numeric, boolean or enum option into *v.  Return NULL
+ * or a message naming the reason (static, or formatted into errbuf).
+ */
+static const char *parse_value(const struct cfg_opt *o, const char *arg, long long *v, char *errbuf,
+			       size_t errlen)
+{
+	switch (o->kind) {
+	case CFG_BOOL:
+		return cfg_parse_bool(arg, v);
+	case CFG_INT:
+		if (!resp_str2ll(arg, strlen(arg), v))
+			return "argument couldn't be parsed into an integer";
+		break;
+	case CFG_OCTAL: {
+		char *end;
+
+		*v = strtoll(arg, &end, 8);
+		if (!arg[0] || *end)
+			return "argument couldn't be parsed into an integer";
+		break;
+	}
+	case CFG_MEM: {
+		unsigned long long u;
+
+		if (!util_memtoull(arg, &u) || u > LLONG_MAX)
+			return "argument must be a memory value";
+		*v = (long long)u;
+		break;
+	}
+	case CFG_ENUM:
+		for (int i = 0; o->enums[i]; i++) {
+			if (!strcasecmp(arg, o->enums[i])) {
+				*v = i;
+				return NULL;
+			}
+		}
+		{
+			size_t n = (size_t)snprintf(errbuf, errlen,
+						    "argument(s) must be one of the following: ");
+
+			for (int i = 0; o->enums[i] && n < errlen; i++)
+				n += (size_t)snprintf(errbuf + n, errlen - n, "%s%s",
+						      i ? ", " : "", o->enums[i]);
+			return errbuf;
+		}
+	default:
+		return "not a numeric option";
+	}
+	if (*v < o->min || *v > o->max) {
+		snprintf(errbuf, errlen, "argument must be between %lld and %lld inclusive", o->min,
+			 o->max);
+		return errbuf;
+	}
+	return NULL;
+}
+
+/* Check and apply one option at start-up; argv[0..argc) are the values. */
+static const char *apply(const struct cfg_opt *o, int argc, char **argv, const size_t *lens,
+			 char *errbuf, size_t errlen)
+{
+	long long v;
+	const char *err;
+
+	if (o->kind == CFG_SPECIAL)
+		return o->set(o, argc, argv, lens, 1, 1);
+	if (argc != 1)
+		return "wrong number of arguments";
+	if (o->kind == CFG_STRING) {
+		char **p = o->field;
+
+		free(*p);
+		*p = xstrdup(argv[0]);
+		return NULL;
+	}
+	err = parse_value(o, argv[0], &v, errbuf, errlen);
+	if (!err)
+		store_num(o, v);
+	return err;
+}
+
+/* -------------------------------------------- the core's special rows */
 
 /* client-output-buffer-limit: only "normal" applies (no replicas or pub/sub
  * yet); the other classes are kept so CONFIG GET shows what was set. */
-static long long cobl_other[2][3] = {{256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
+static long long cobl_other[2][3];
 
 /* Parse "class hard soft secs ..." (argv, argc words).  Validate everything
  * before applying anything; return NULL or the reason. */
@@ -189,67 +272,135 @@ static const char *cobl_apply(int argc, char **argv, int apply_now)
 	return NULL;
 }
 
-/* Split a CONFIG SET value into words and apply it (under str_lock). */
-static const char *cobl_set(const char *val, int apply_now)
+/* The file and the command line give one word per value; CONFIG SET gives
+ * one value that is split into words. */
+static const char *cobl_set(const struct cfg_opt *o, int argc, char **argv, const size_t *lens,
+			    int startup, int apply_now)
 {
-	char **argv;
-	size_t *lens;
-	int argc;
+	char **w = argv;
+	size_t *wl;
+	int n = argc;
 	const char *err;
 
-	if ((argc = util_splitargs(val, strlen(val), &argv, &lens)) < 0)
+	(void)o;
+	if (!startup && (n = util_splitargs(argv[0], lens[0], &w, &wl)) < 0)
 		return "Wrong number of arguments in buffer limit configuration.";
 	pthread_mutex_lock(&str_lock);
-	err = cobl_apply(argc, argv, apply_now);
+	err = cobl_apply(n, w, apply_now);
 	pthread_mutex_unlock(&str_lock);
-	free(argv);
+	if (w != argv)
+		free(w);
 	return err;
 }
-#define NOPTS ((int)(sizeof(opts) / sizeof(opts[0])))
 
-void cfg_defaults(void)
+static void cobl_get(const struct cfg_opt *o, char *buf, size_t len)
 {
-	memset(&g_cfg, 0, sizeof(g_cfg));
-	g_cfg.bind[0] = xstrdup("127.0.0.1");
-	g_cfg.nbind = 1;
-	g_cfg.port = 6379;
-	g_cfg.unixsocket = NULL;
-	g_cfg.unixsocketperm = 0;
-	threads_cfg = 0;
-	atomic_store(&g_cfg.worker_cpu_affinity, 1);
-	atomic_store(&g_cfg.maxclients, 10000);
-	atomic_store(&g_cfg.timeout, 0);
-	atomic_store(&g_cfg.tcp_keepalive, 300);
-	atomic_store(&g_cfg.loglevel, LL_NOTICE);
-	g_cfg.logfile = xstrdup("");
-	g_cfg.pidfile = xstrdup("");
-	g_cfg.daemonize = 0;
-	atomic_store(&g_cfg.proto_max_bulk_len, 512LL * 1024 * 1024);
-	atomic_store(&g_cfg.client_query_buffer_limit, 1024LL * 1024 * 1024);
-	atomic_store(&g_cfg.hz, 10);
-	g_cfg.tcp_backlog = 511;
-	atomic_store(&g_cfg.client_output_buffer_soft, 1024LL * 1024);
-	atomic_store(&g_cfg.protected_mode, 1);
-	atomic_store(&g_cfg.cobl_hard, 0);
-	atomic_store(&g_cfg.cobl_soft, 0);
-	atomic_store(&g_cfg.cobl_soft_secs, 0);
-	g_cfg.tls_auth_clients = xstrdup("yes");
-	g_cfg.tls_protocols = xstrdup("");
-	atomic_store(&g_cfg.has_pass, 0);
-	atomic_store(&g_cfg.maxmemory, 0);
-	atomic_store(&g_cfg.maxmemory_policy, EVICT_NOEVICTION);
-	atomic_store(&g_cfg.maxmemory_samples, 5);
-	atomic_store(&g_cfg.lfu_log_factor, 10);
-	atomic_store(&g_cfg.lfu_decay_time, 1);
-	atomic_store(&g_cfg.rcu_callback_limit, 100000);
-	atomic_store(&g_cfg.rdbcompression, 1);
-	atomic_store(&g_cfg.rdbchecksum, 1);
-	atomic_store(&g_cfg.stop_writes_on_bgsave_error, 1);
-	atomic_store(&g_cfg.rdb_skip_unsupported, 0);
-	atomic_store(&g_cfg.enable_protected_configs, 0);
-	atomic_store(&g_cfg.latency_tracking, 1);
-	if (persist_cfg_defaults)
-		persist_cfg_defaults();
+	(void)o;
+	pthread_mutex_lock(&str_lock);
+	snprintf(buf, len, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
+		 atomic_load(&g_cfg.cobl_hard), atomic_load(&g_cfg.cobl_soft),
+		 atomic_load(&g_cfg.cobl_soft_secs), cobl_other[0][0], cobl_other[0][1],
+		 cobl_other[0][2], cobl_other[1][0], cobl_other[1][1], cobl_other[1][2]);
+	pthread_mutex_unlock(&str_lock);
+}
+
+static const char *bind_set(const struct cfg_opt *o, int argc, char **argv, const size_t *lens,
+			    int startup, int apply_now)
+{
+	(void)o, (void)lens, (void)startup;
+	if (argc < 1 || argc > CFG_MAX_BIND)
+		return "wrong number of arguments";
+	if (!apply_now)
+		return NULL;
+	for (int i = 0; i < g_cfg.nbind; i++)
+		free(g_cfg.bind[i]);
+	g_cfg.nbind = 0;
+	for (int i = 0; i < argc; i++)
+		g_cfg.bind[g_cfg.nbind++] = xstrdup(argv[i]);
+	return NULL;
+}
+
+static void bind_get(const struct cfg_opt *o, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	(void)o;
+	buf[0] = '\0';
+	for (int i = 0; i < g_cfg.nbind && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", g_cfg.bind[i]);
+}
+
+/* rename-command: start-up only, applied by cmd_init(); CONFIG GET omits it. */
+static const char *rename_set(const struct cfg_opt *o, int argc, char **argv, const size_t *lens,
+			      int startup, int apply_now)
+{
+	(void)o, (void)lens, (void)startup;
+	if (argc != 2)
+		return "wrong number of arguments";
+	if (g_cfg.nrename == CFG_MAX_RENAME)
+		return "too many rename-command lines";
+	if (!apply_now)
+		return NULL;
+	g_cfg.rename_from[g_cfg.nrename] = xstrdup(argv[0]);
+	g_cfg.rename_to[g_cfg.nrename] = xstrdup(argv[1]);
+	g_cfg.nrename++;
+	return NULL;
+}
+
+static void empty_get(const struct cfg_opt *o, char *buf, size_t len)
+{
+	(void)o, (void)len;
+	buf[0] = '\0';
+}
+
+/* requirepass: read by AUTH on every worker, so it changes under str_lock;
+ * a new password affects new authentications only, as in Redis. */
+static const char *requirepass_set(const struct cfg_opt *o, int argc, char **argv,
+				   const size_t *lens, int startup, int apply_now)
+{
+	char *nv, *old;
+
+	(void)o, (void)startup;
+	if (argc != 1)
+		return "wrong number of arguments";
+	if (!apply_now)
+		return NULL;
+	nv = xmemdup(argv[0], lens[0]);
+	pthread_mutex_lock(&str_lock);
+	old = requirepass_str;
+	requirepass_str = nv;
+	atomic_store(&g_cfg.has_pass, nv[0] != '\0');
+	pthread_mutex_unlock(&str_lock);
+	free(old);
+	return NULL;
+}
+
+static void requirepass_get(const struct cfg_opt *o, char *buf, size_t len)
+{
+	(void)o;
+	pthread_mutex_lock(&str_lock);
+	snprintf(buf, len, "%s", requirepass_str ? requirepass_str : "");
+	pthread_mutex_unlock(&str_lock);
+}
+
+/* appendonly: accepted for compatibility; only "no". */
+static const char *appendonly_set(const struct cfg_opt *o, int argc, char **argv,
+				  const size_t *lens, int startup, int apply_now)
+{
+	long long v;
+
+	(void)o, (void)lens, (void)startup, (void)apply_now;
+	if (argc != 1)
+		return "wrong number of arguments";
+	if (!strcasecmp(argv[0], "yes"))
+		return "rcukv has no append-only file (persistence comes with a later issue)";
+	return cfg_parse_bool(argv[0], &v);
+}
+
+static void appendonly_get(const struct cfg_opt *o, char *buf, size_t len)
+{
+	(void)o;
+	snprintf(buf, len, "no");
 }
 
 int cfg_password_required(void)
@@ -268,162 +419,120 @@ int cfg_check_password(const char *pw, size_t len)
 	return ok;
 }
 
-static const struct cfg_opt *find_opt(const char *name, size_t len)
-{
-	for (int i = 0; i < NOPTS; i++)
-		if (util_strcaseeq(name, len, opts[i].name))
-			return &opts[i];
-	return NULL;
-}
+static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
+static const char *const protected_modes[] = {"no", "yes", "local", NULL};
 
-static void store_int(const struct cfg_opt *o, long long v)
-{
-	if (o->ptr == &g_cfg.port || o->ptr == &threads_cfg || o->ptr == &g_cfg.tcp_backlog ||
-	    o->ptr == &g_cfg.daemonize || o->ptr == &appendonly_cfg || o->ptr == &g_cfg.tls_port)
-		*(int *)o->ptr = (int)v;
-	else if (o->ptr == &g_cfg.unixsocketperm)
-		*(unsigned int *)o->ptr = (unsigned int)v;
-	else if (o->ptr == &g_cfg.loglevel)
-		atomic_store_explicit((_Atomic int *)o->ptr, (int)v, memory_order_relaxed);
-	else if (o->ptr == &g_cfg.hz)
-		atomic_store_explicit(&g_cfg.hz, v < 1 ? 1 : v > 500 ? 500 : v,
-				      memory_order_relaxed);
-	else
-		atomic_store_explicit((_Atomic long long *)o->ptr, v, memory_order_relaxed);
-}
+#define NUM(n, k, m, f, st, lo, hi, d)                                                             \
+	{ .name = (n), .kind = (k), .mut = (m), .field = (f), .store = (st), .min = (lo),          \
+	  .max = (hi), .def = (d) }
+#define STR(n, f, d) { .name = (n), .kind = CFG_STRING, .mut = CFG_STARTUP, .field = (f), .def = (d) }
+#define SPECIAL(n, m, fl, s, g, d)                                                                 \
+	{ .name = (n), .kind = CFG_SPECIAL, .mut = (m), .flags = (fl), .set = (s), .get = (g),     \
+	  .def = (d) }
 
-static long long load_int(const struct cfg_opt *o)
-{
-	if (o->ptr == &g_cfg.port || o->ptr == &threads_cfg || o->ptr == &g_cfg.tcp_backlog ||
-	    o->ptr == &g_cfg.daemonize || o->ptr == &appendonly_cfg || o->ptr == &g_cfg.tls_port)
-		return *(int *)o->ptr;
-	if (o->ptr == &g_cfg.unixsocketperm)
-		return *(unsigned int *)o->ptr;
-	if (o->ptr == &g_cfg.loglevel)
-		return atomic_load_explicit((_Atomic int *)o->ptr, memory_order_relaxed);
-	return atomic_load_explicit((_Atomic long long *)o->ptr, memory_order_relaxed);
-}
+static const struct cfg_opt core_rows[] = {
+    SPECIAL("bind", CFG_STARTUP, 0, bind_set, bind_get, "127.0.0.1"),
+    NUM("port", CFG_INT, CFG_STARTUP, &g_cfg.port, CFG_PLAIN_INT, 0, 65535, "6379"),
+    STR("unixsocket", &unixsocket_str, NULL),
+    NUM("unixsocketperm", CFG_OCTAL, CFG_STARTUP, &g_cfg.unixsocketperm, CFG_PLAIN_UINT, 0, 0777,
+	"0"),
+    NUM("threads", CFG_INT, CFG_STARTUP, &threads_cfg, CFG_PLAIN_INT, 0, 256, "0"),
+    NUM("worker-cpu-affinity", CFG_BOOL, CFG_STARTUP, &g_cfg.worker_cpu_affinity, CFG_ATOMIC_LL,
+	0, 1, "yes"),
+    NUM("maxclients", CFG_INT, CFG_MUTABLE, &g_cfg.maxclients, CFG_ATOMIC_LL, 1, 4294967295LL,
+	"10000"),
+    NUM("timeout", CFG_INT, CFG_MUTABLE, &g_cfg.timeout, CFG_ATOMIC_LL, 0, INT_MAX, "0"),
+    NUM("tcp-keepalive", CFG_INT, CFG_MUTABLE, &g_cfg.tcp_keepalive, CFG_ATOMIC_LL, 0, INT_MAX,
+	"300"),
+    {.name = "loglevel", .kind = CFG_ENUM, .mut = CFG_MUTABLE, .field = &g_cfg.loglevel,
+     .store = CFG_ATOMIC_INT, .enums = loglevels, .def = "notice"},
+    STR("logfile", &g_cfg.logfile, ""),
+    STR("pidfile", &g_cfg.pidfile, ""),
+    NUM("daemonize", CFG_BOOL, CFG_STARTUP, &g_cfg.daemonize, CFG_PLAIN_INT, 0, 1, "no"),
+    NUM("proto-max-bulk-len", CFG_MEM, CFG_MUTABLE, &g_cfg.proto_max_bulk_len, CFG_ATOMIC_LL,
+	1024 * 1024, LLONG_MAX, "536870912"),
+    NUM("client-query-buffer-limit", CFG_MEM, CFG_MUTABLE, &g_cfg.client_query_buffer_limit,
+	CFG_ATOMIC_LL, 1024 * 1024, LLONG_MAX, "1073741824"),
+    /* stored clamped to 1..500, as Redis */
+    {.name = "hz", .kind = CFG_INT, .mut = CFG_MUTABLE, .field = &g_cfg.hz, .min = 0,
+     .max = INT_MAX, .clamp_lo = 1, .clamp_hi = 500, .def = "10"},
+    NUM("tcp-backlog", CFG_INT, CFG_STARTUP, &g_cfg.tcp_backlog, CFG_PLAIN_INT, 0, INT_MAX,
+	"511"),
+    {.name = "enable-protected-configs", .kind = CFG_ENUM, .mut = CFG_STARTUP,
+     .field = &g_cfg.enable_protected_configs, .enums = protected_modes, .def = "no"},
+    SPECIAL("appendonly", CFG_MUTABLE, 0, appendonly_set, appendonly_get, NULL),
+    NUM("client-output-buffer-pause", CFG_MEM, CFG_MUTABLE, &g_cfg.client_output_buffer_soft,
+	CFG_ATOMIC_LL, 16 * 1024, LLONG_MAX, "1048576"),
+    SPECIAL("requirepass", CFG_MUTABLE, 0, requirepass_set, requirepass_get, ""),
+    NUM("protected-mode", CFG_BOOL, CFG_MUTABLE, &g_cfg.protected_mode, CFG_ATOMIC_LL, 0, 1,
+	"yes"),
+    SPECIAL("rename-command", CFG_STARTUP, CFG_HIDDEN, rename_set, empty_get, NULL),
+    SPECIAL("client-output-buffer-limit", CFG_MUTABLE, 0, cobl_set, cobl_get,
+	    "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+};
 
-/*
- * Parse one value of a numeric, boolean or enum option into *v.  Return NULL
- * or a message naming the reason (static, or formatted into errbuf).
- */
-static const char *parse_value(const struct cfg_opt *o, const char *arg, long long *v, char *errbuf,
-			       size_t errlen)
+static void core_fini(void)
 {
-	switch (o->type) {
-	case T_BOOL:
-		if (o->ptr == &appendonly_cfg && !strcasecmp(arg, "yes"))
-			return "rcukv has no append-only file (persistence comes with a later "
-			       "issue)";
-		if (!strcasecmp(arg, "yes"))
-			*v = 1;
-		else if (!strcasecmp(arg, "no"))
-			*v = 0;
-		else
-			return "argument must be 'yes' or 'no'";
-		return NULL;
-	case T_INT:
-		if (!resp_str2ll(arg, strlen(arg), v))
-			return "argument couldn't be parsed into an integer";
-		break;
-	case T_OCTAL: {
-		char *end;
-
-		*v = strtoll(arg, &end, 8);
-		if (!arg[0] || *end)
-			return "argument couldn't be parsed into an integer";
-		break;
+	free(unixsocket_str);
+	unixsocket_str = NULL;
+	free(requirepass_str);
+	requirepass_str = NULL;
+	for (int i = 0; i < g_cfg.nrename; i++) {
+		free(g_cfg.rename_from[i]);
+		free(g_cfg.rename_to[i]);
 	}
-	case T_MEM: {
-		unsigned long long u;
+	g_cfg.nrename = 0;
+	for (int i = 0; i < g_cfg.nbind; i++)
+		free(g_cfg.bind[i]);
+	g_cfg.nbind = 0;
+}
 
-		if (!util_memtoull(arg, &u) || u > LLONG_MAX)
-			return "argument must be a memory value";
-		*v = (long long)u;
-		break;
-	}
-	case T_ENUM:
-		for (int i = 0; o->enums[i]; i++) {
-			if (!strcasecmp(arg, o->enums[i])) {
-				*v = i;
-				return NULL;
-			}
+static struct cfg_group core_group = {"config", core_rows,
+				      (int)(sizeof(core_rows) / sizeof(core_rows[0])), NULL,
+				      core_fini, NULL};
+CFG_REGISTER(core_group)
+
+/* ------------------------------------------------------------ defaults */
+
+void cfg_defaults(void)
+{
+	char errbuf[256];
+
+	memset(&g_cfg, 0, sizeof(g_cfg));
+	build_index();
+	for (int i = 0; i < nindex; i++) {
+		const struct cfg_opt *o = index_[i];
+		char *words[16];
+		size_t lens[16];
+		int n = 0;
+		char *dup, *save, *w;
+		const char *err;
+
+		if (!o->def)
+			continue;
+		/* a default is written as a config line gives it: split at spaces */
+		dup = xstrdup(o->def);
+		for (w = strtok_r(dup, " ", &save); w && n < 16; w = strtok_r(NULL, " ", &save)) {
+			words[n] = w;
+			lens[n++] = strlen(w);
 		}
-		{
-			size_t n = (size_t)snprintf(errbuf, errlen,
-						    "argument(s) must be one of the following: ");
-
-			for (int i = 0; o->enums[i] && n < errlen; i++)
-				n += (size_t)snprintf(errbuf + n, errlen - n, "%s%s",
-						      i ? ", " : "", o->enums[i]);
-			return errbuf;
+		if (w)
+			srv_die("default of %s has more than 16 words", o->name);
+		if (n == 0) {
+			words[n] = dup;
+			lens[n++] = 0;
 		}
-	default:
-		return "not a numeric option";
+		err = apply(o, n, words, lens, errbuf, sizeof(errbuf));
+		if (err)
+			srv_die("default of %s refused: %s", o->name, err);
+		free(dup);
 	}
-	if (*v < o->min || *v > o->max) {
-		snprintf(errbuf, errlen, "argument must be between %lld and %lld inclusive", o->min,
-			 o->max);
-		return errbuf;
-	}
-	return NULL;
+	for (struct cfg_group *g = groups; g; g = g->next)
+		if (g->defaults)
+			g->defaults();
 }
 
-/* Check and apply one option at start-up; argv[0..argc) are the values. */
-static const char *apply(const struct cfg_opt *o, int argc, char **argv, char *errbuf,
-			 size_t errlen)
-{
-	long long v;
-	const char *err;
-
-	if (o->type == T_RENAME) {
-		if (argc != 2)
-			return "wrong number of arguments";
-		if (g_cfg.nrename == CFG_MAX_RENAME)
-			return "too many rename-command lines";
-		g_cfg.rename_from[g_cfg.nrename] = xstrdup(argv[0]);
-		g_cfg.rename_to[g_cfg.nrename] = xstrdup(argv[1]);
-		g_cfg.nrename++;
-		return NULL;
-	}
-	if (o->type == T_COBL)
-		return cobl_apply(argc, argv, 1);
-	if (o->type == T_PERSIST)
-		return persist_cfg_set ? persist_cfg_set(o->name, argc, argv, 1, 1)
-				       : "persistence is not linked into this program";
-	if (o->type == T_PCTL) /* --opt "50 99" arrives as one word: split it */
-		return argc == 1 && strchr(argv[0], ' ')
-			   ? stats_pctl_set_str(argv[0], strlen(argv[0]), 1)
-			   : stats_pctl_set(argc, argv, 1);
-	if (o->type != T_BIND && argc != 1)
-		return "wrong number of arguments";
-	switch (o->type) {
-	case T_STR: {
-		char **p = o->ptr;
-
-		free(*p);
-		*p = xstrdup(argv[0]);
-		if (p == &requirepass_str)
-			atomic_store(&g_cfg.has_pass, argv[0][0] != '\0');
-		return NULL;
-	}
-	case T_BIND:
-		if (argc < 1 || argc > CFG_MAX_BIND)
-			return "wrong number of arguments";
-		for (int i = 0; i < g_cfg.nbind; i++)
-			free(g_cfg.bind[i]);
-		g_cfg.nbind = 0;
-		for (int i = 0; i < argc; i++)
-			g_cfg.bind[g_cfg.nbind++] = xstrdup(argv[i]);
-		return NULL;
-	default:
-		err = parse_value(o, argv[0], &v, errbuf, errlen);
-		if (!err)
-			store_int(o, v);
-		return err;
-	}
-}
+/* ----------------------------------------------- file and command line */
 
 __attribute__((noreturn)) static void fatal_line(const char *file, int lineno, const char *line,
 						 const char *reason)
@@ -465,7 +574,7 @@ static void load_line(const char *file, int lineno, const char *line)
 			 argv[0]);
 		fatal_line(file, lineno, line, msg);
 	}
-	err = apply(o, argc - 1, argv + 1, errbuf, sizeof(errbuf));
+	err = apply(o, argc - 1, argv + 1, lens + 1, errbuf, sizeof(errbuf));
 	if (err) {
 		char msg[300];
 
@@ -548,99 +657,59 @@ void cfg_load(int argc, char **argv)
 
 static void opt_value(const struct cfg_opt *o, char *buf, size_t len)
 {
-	switch (o->type) {
-	case T_BOOL:
-		snprintf(buf, len, "%s", load_int(o) ? "yes" : "no");
+	switch (o->kind) {
+	case CFG_BOOL:
+		snprintf(buf, len, "%s", load_num(o) ? "yes" : "no");
 		break;
-	case T_INT:
-	case T_MEM:
-		snprintf(buf, len, "%lld", load_int(o));
+	case CFG_INT:
+	case CFG_MEM:
+		snprintf(buf, len, "%lld", load_num(o));
 		break;
-	case T_OCTAL:
-		snprintf(buf, len, "%llo", load_int(o));
+	case CFG_OCTAL:
+		snprintf(buf, len, "%llo", load_num(o));
 		break;
-	case T_ENUM:
-		snprintf(buf, len, "%s", o->enums[load_int(o)]);
+	case CFG_ENUM:
+		snprintf(buf, len, "%s", o->enums[load_num(o)]);
 		break;
-	case T_STR: {
-		char *const *p = o->ptr;
+	case CFG_STRING: {
+		char *const *p = o->field;
 
-		pthread_mutex_lock(&str_lock);
 		snprintf(buf, len, "%s", *p ? *p : "");
-		pthread_mutex_unlock(&str_lock);
 		break;
 	}
-	case T_RENAME:
-		buf[0] = '\0';
+	case CFG_SPECIAL:
+		o->get(o, buf, len);
 		break;
-	case T_PERSIST:
-		buf[0] = '\0';
-		if (persist_cfg_get)
-			persist_cfg_get(o->name, buf, len);
-		break;
-	case T_PCTL:
-		stats_pctl_get(buf, len);
-		break;
-	case T_COBL:
-		pthread_mutex_lock(&str_lock);
-		snprintf(buf, len, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
-			 atomic_load(&g_cfg.cobl_hard), atomic_load(&g_cfg.cobl_soft),
-			 atomic_load(&g_cfg.cobl_soft_secs), cobl_other[0][0], cobl_other[0][1],
-			 cobl_other[0][2], cobl_other[1][0], cobl_other[1][1], cobl_other[1][2]);
-		pthread_mutex_unlock(&str_lock);
-		break;
-	case T_BIND: {
-		size_t n = 0;
-
-		buf[0] = '\0';
-		for (int i = 0; i < g_cfg.nbind && n < len; i++)
-			n +=
-			    (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", g_cfg.bind[i]);
-		break;
-	}
 	}
 }
 
 void cfg_cmd_get(struct conn *c, int argc)
 {
-	char match[NOPTS];
+	char *match = xcalloc((size_t)nindex + 1, 1);
 	int n = 0;
 
-	memset(match, 0, sizeof(match));
 	for (int a = 2; a < argc; a++) {
-		for (int i = 0; i < NOPTS; i++) {
-			if (opts[i].type == T_RENAME)
+		for (int i = 0; i < nindex; i++) {
+			if (index_[i]->flags & CFG_HIDDEN)
 				continue;
-			if (!match[i] && util_glob_match(ARGV(c, a), ARGL(c, a), opts[i].name,
-							 strlen(opts[i].name), 1)) {
+			if (!match[i] && util_glob_match(ARGV(c, a), ARGL(c, a), index_[i]->name,
+							 strlen(index_[i]->name), 1)) {
 				match[i] = 1;
 				n++;
 			}
 		}
 	}
 	reply_map(c, n);
-	for (int i = 0; i < NOPTS; i++) {
+	for (int i = 0; i < nindex; i++) {
 		char val[1024];
 
 		if (!match[i])
 			continue;
-		opt_value(&opts[i], val, sizeof(val));
-		reply_bulk_str(c, opts[i].name);
+		opt_value(index_[i], val, sizeof(val));
+		reply_bulk_str(c, index_[i]->name);
 		reply_bulk_str(c, val);
 	}
-}
-
-/* Run-time effects of a numeric option just set by CONFIG SET. */
-static void cfg_applied(const struct cfg_opt *o)
-{
-	if (o->ptr == &g_cfg.maxmemory && evict_maxmemory_set)
-		evict_maxmemory_set();
-	else if ((o->ptr == &g_cfg.maxmemory_policy || o->ptr == &g_cfg.lfu_log_factor ||
-		  o->ptr == &g_cfg.lfu_decay_time) &&
-		 evict_config_changed)
-		evict_config_changed();
-	else if (o->ptr == &g_cfg.rcu_callback_limit && evict_rcu_limit_set)
-		evict_rcu_limit_set();
+	free(match);
 }
 
 /* enable-protected-configs: yes, or local and the client is on this host. */
@@ -654,131 +723,109 @@ static int protected_allowed(const struct conn *c)
 			     !strncmp(c->addr, "::1", 3));
 }
 
-void cfg_cmd_set(struct conn *c, int argc)
-{
-	const struct cfg_opt *found[64];
-	int nfound = 0;
-	char errbuf[200];
+#define SET_MAX_PAIRS 64
 
-	if ((argc - 2) % 2 != 0 || argc - 2 > 128) {
+/* CONFIG SET's checks of the names, in Redis's order; NULL when they pass. */
+static const char *set_check_names(struct conn *c, int argc, const struct cfg_opt **found,
+				   int *nfound)
+{
+	*nfound = 0;
+	if ((argc - 2) % 2 != 0 || argc - 2 > 2 * SET_MAX_PAIRS) {
 		reply_errorf(c, "Unknown option or number of arguments for CONFIG SET - '%.*s'",
 			     (int)ARGL(c, 2), ARGV(c, 2));
-		return;
+		return "";
 	}
-	/* Validate every pair first, then apply: all or nothing, as Redis 7. */
 	for (int a = 2; a < argc; a += 2) {
 		const struct cfg_opt *o = find_opt(ARGV(c, a), ARGL(c, a));
+		const char *why = NULL;
 
 		if (!o) {
 			reply_errorf(
 			    c, "Unknown option or number of arguments for CONFIG SET - '%.*s'",
 			    (int)ARGL(c, a), ARGV(c, a));
-			return;
+			return "";
 		}
-		for (int k = 0; k < nfound; k++) {
-			if (found[k] == o) {
-				reply_errorf(c,
-					     "CONFIG SET failed (possibly related to argument "
-					     "'%s') - duplicate parameter",
-					     o->name);
-				return;
-			}
+		for (int k = 0; k < *nfound; k++)
+			if (found[k] == o)
+				why = "duplicate parameter";
+		if (!why && o->mut == CFG_STARTUP)
+			why = "can't set immutable config";
+		if (!why && o->mut == CFG_PROTECTED && !protected_allowed(c))
+			why = "can't set protected config";
+		if (why) {
+			reply_errorf(c, "CONFIG SET failed (possibly related to argument '%s') - %s",
+				     o->name, why);
+			return why;
 		}
-		if (!o->mutable_) {
-			reply_errorf(c,
-				     "CONFIG SET failed (possibly related to argument '%s') - "
-				     "can't set immutable config",
-				     o->name);
-			return;
-		}
-		if (o->mutable_ == CFG_PROTECTED && !protected_allowed(c)) {
-			reply_errorf(c,
-				     "CONFIG SET failed (possibly related to argument '%s') - "
-				     "can't set protected config",
-				     o->name);
-			return;
-		}
-		found[nfound++] = o;
+		found[(*nfound)++] = o;
 	}
-	/* Parse every value first: all or nothing, as Redis 7. */
-	long long vals[64];
+	return NULL;
+}
 
+/* Check (@apply 0) or store (@apply 1) the value of pair @k. */
+static const char *set_one(struct conn *c, const struct cfg_opt *o, int k, long long *val,
+			   int apply_now, char *errbuf, size_t errlen)
+{
+	const char *err;
+
+	if (o->kind == CFG_SPECIAL) {
+		char *v = xmemdup(ARGV(c, 3 + 2 * k), ARGL(c, 3 + 2 * k));
+		size_t len = ARGL(c, 3 + 2 * k);
+
+		err = o->set(o, 1, &v, &len, 0, apply_now);
+		free(v);
+	} else if (!apply_now) {
+		err = parse_value(o, ARGV(c, 3 + 2 * k), val, errbuf, errlen);
+	} else {
+		store_num(o, *val);
+		err = NULL;
+	}
+	if (!err && apply_now && o->apply)
+		o->apply();
+	return err;
+}
+
+void cfg_cmd_set(struct conn *c, int argc)
+{
+	const struct cfg_opt *found[SET_MAX_PAIRS];
+	long long vals[SET_MAX_PAIRS];
+	char errbuf[200];
+	int nfound;
+
+	pthread_mutex_lock(&set_lock);
+	if (set_check_names(c, argc, found, &nfound))
+		goto out;
+	/* Parse every value first, then apply: all or nothing, as Redis 7. */
 	for (int k = 0; k < nfound; k++) {
-		const struct cfg_opt *o = found[k];
-		const char *err = NULL;
+		const char *err = set_one(c, found[k], k, &vals[k], 0, errbuf, sizeof(errbuf));
 
-		if (o->type == T_COBL) {
-			err = cobl_set(ARGV(c, 2 + 2 * k + 1), 0);
-		} else if (o->type == T_PERSIST) {
-			char *v = xmemdup(ARGV(c, 2 + 2 * k + 1), ARGL(c, 2 + 2 * k + 1));
-
-			err = persist_cfg_set ? persist_cfg_set(o->name, 1, &v, 0, 0)
-					      : "persistence is not linked into this program";
-			free(v);
-		} else if (o->type == T_PCTL) {
-			err = stats_pctl_set_str(ARGV(c, 2 + 2 * k + 1), ARGL(c, 2 + 2 * k + 1), 0);
-		} else if (o->type != T_STR)
-			err = parse_value(o, ARGV(c, 2 + 2 * k + 1), &vals[k], errbuf,
-					  sizeof(errbuf));
 		if (err) {
 			reply_errorf(c,
 				     "CONFIG SET failed (possibly related to argument '%s') - %s",
-				     o->name, err);
-			return;
+				     found[k]->name, err);
+			goto out;
 		}
 	}
-	for (int k = 0; k < nfound; k++) {
-		const struct cfg_opt *o = found[k];
-
-		if (o->type == T_COBL) {
-			cobl_set(ARGV(c, 2 + 2 * k + 1), 1);
-		} else if (o->type == T_PERSIST) {
-			char *v = xmemdup(ARGV(c, 2 + 2 * k + 1), ARGL(c, 2 + 2 * k + 1));
-
-			persist_cfg_set(o->name, 1, &v, 0, 1);
-			free(v);
-		} else if (o->type == T_PCTL) {
-			stats_pctl_set_str(ARGV(c, 2 + 2 * k + 1), ARGL(c, 2 + 2 * k + 1), 1);
-		} else if (o->type == T_STR) {
-			/* string options are read by CONFIG GET and AUTH on other
-			 * threads, so they change under str_lock.  requirepass
-			 * affects new authentications only (and clients accepted
-			 * from now on), as in Redis. */
-			char *nv = xmemdup(ARGV(c, 2 + 2 * k + 1), ARGL(c, 2 + 2 * k + 1)), *old;
-
-			pthread_mutex_lock(&str_lock);
-			old = *(char **)o->ptr;
-			*(char **)o->ptr = nv;
-			if (o->ptr == &requirepass_str)
-				atomic_store(&g_cfg.has_pass, nv[0] != '\0');
-			pthread_mutex_unlock(&str_lock);
-			free(old);
-		} else if (o->ptr != &appendonly_cfg) {
-			store_int(o, vals[k]);
-			cfg_applied(o);
-		}
-	}
+	for (int k = 0; k < nfound; k++)
+		set_one(c, found[k], k, &vals[k], 1, errbuf, sizeof(errbuf));
 	reply_ok(c);
+out:
+	pthread_mutex_unlock(&set_lock);
 }
 
 void cfg_free_extra(void)
 {
-	if (persist_fini)
-		persist_fini();
-	free(unixsocket_str);
-	unixsocket_str = NULL;
-	free(requirepass_str);
-	requirepass_str = NULL;
-	for (int i = 0; i < g_cfg.nrename; i++) {
-		free(g_cfg.rename_from[i]);
-		free(g_cfg.rename_to[i]);
-	}
-	g_cfg.nrename = 0;
-	free(g_cfg.tls_cert_file);
-	free(g_cfg.tls_key_file);
-	free(g_cfg.tls_ca_cert_file);
-	free(g_cfg.tls_auth_clients);
-	free(g_cfg.tls_protocols);
-	g_cfg.tls_cert_file = g_cfg.tls_key_file = g_cfg.tls_ca_cert_file = NULL;
-	g_cfg.tls_auth_clients = g_cfg.tls_protocols = NULL;
+	for (struct cfg_group *g = groups; g; g = g->next)
+		if (g->fini)
+			g->fini();
+	for (int i = 0; i < nindex; i++)
+		if (index_[i]->kind == CFG_STRING) {
+			char **p = index_[i]->field;
+
+			free(*p);
+			*p = NULL;
+		}
+	free(index_);
+	index_ = NULL;
+	nindex = 0;
 }

@@ -1,11 +1,24 @@
 /*
- * config.h - the configuration (config.c): the redis.conf-style file, the
+ * config.h - options: the rows every module declares for its own options,
+ * the registry config.c keeps of them, the redis.conf-style file, the
  * command line, CONFIG GET/SET.
  *
- * g_cfg is written by the main thread before the workers start
- * (cfg_defaults(), cfg_load()); afterwards only CONFIG SET writes it, and
- * only the _Atomic fields may change then (other threads read them with
- * relaxed loads).  The plain fields are start-up only.
+ * A module owns its options' fields and writes their rows (struct cfg_opt)
+ * in its own .c file, registered with CFG_REGISTER() when the program is
+ * loaded: config.c parses, validates, prints and applies every row the same
+ * way, and calls the row's callbacks for what only the module knows.  A
+ * program that links config.c without a module simply has fewer options
+ * (the fuzz harnesses link neither tls.c nor, for fuzz_resp, evict.c).
+ *
+ * Context and locking: rows are registered by constructors before main();
+ * defaults, the file and the command line are applied by the main thread
+ * before the workers start (cfg_defaults(), cfg_load()).  Afterwards only
+ * CONFIG SET writes (from any worker, one at a time: cmd.c runs CONFIG SET
+ * under no lock of its own, so config.c serializes it), and only options
+ * that are CFG_MUTABLE or CFG_PROTECTED.  Numeric fields that may change
+ * are _Atomic and read with relaxed loads; start-up-only fields are plain.
+ * g_cfg holds the options of the server core (network, clients, logging,
+ * security); the modules' options live in the modules.
  */
 #ifndef SERVER_CONFIG_H
 #define SERVER_CONFIG_H
@@ -44,27 +57,79 @@ struct cfg {
 	 * an empty rename_to disables the command. */
 	char *rename_from[CFG_MAX_RENAME], *rename_to[CFG_MAX_RENAME];
 	int nrename;
-	/* TLS (start-up only) */
-	int tls_port;
-	char *tls_cert_file, *tls_key_file, *tls_ca_cert_file;
-	char *tls_auth_clients; /* yes | no | optional */
-	char *tls_protocols;	/* e.g. "TLSv1.2 TLSv1.3"; empty = those two */
-	/* cache tier (evict.c); CONFIG SET calls evict_config_changed() or
-	 * evict_maxmemory_set() after changing them */
-	_Atomic long long maxmemory;	      /* bytes, 0 = no limit */
-	_Atomic long long maxmemory_policy;   /* EVICT_* */
-	_Atomic long long maxmemory_samples;  /* keys sampled per eviction */
-	_Atomic long long lfu_log_factor;     /* LFU counter's logarithm factor */
-	_Atomic long long lfu_decay_time;     /* minutes per counter decrement, 0 = never */
-	_Atomic long long rcu_callback_limit; /* pending call_rcu() per thread, 0 = unbounded */
-	/* persistence (persist.c owns save points, dir and dbfilename) */
-	_Atomic long long rdbcompression, rdbchecksum, stop_writes_on_bgsave_error;
-	_Atomic long long rdb_skip_unsupported; /* rdb-skip-unsupported-types */
 	_Atomic long long enable_protected_configs; /* 0 no, 1 yes, 2 local */
-	_Atomic long long latency_tracking;	    /* bool: INFO latencystats histograms */
 };
 
 extern struct cfg g_cfg;
+
+/* What an option's values are; CFG_SPECIAL rows parse and print their own. */
+enum cfg_kind { CFG_BOOL, CFG_INT, CFG_MEM, CFG_ENUM, CFG_OCTAL, CFG_STRING, CFG_SPECIAL };
+
+/* How a numeric row's field is stored. */
+enum cfg_store {
+	CFG_ATOMIC_LL,	/* _Atomic long long (every option CONFIG SET may change) */
+	CFG_ATOMIC_INT, /* _Atomic int */
+	CFG_PLAIN_INT,	/* int, start-up only */
+	CFG_PLAIN_UINT	/* unsigned int, start-up only */
+};
+
+/* cfg_opt.mut: when the option may change */
+#define CFG_STARTUP 0	/* config file and command line only */
+#define CFG_MUTABLE 1	/* and CONFIG SET */
+#define CFG_PROTECTED 2 /* CONFIG SET only with enable-protected-configs yes (or local) */
+
+/* cfg_opt.flags */
+#define CFG_HIDDEN 0x1 /* not listed by CONFIG GET (rename-command) */
+
+struct cfg_opt {
+	const char *name;
+	enum cfg_kind kind;
+	int mut;
+	unsigned flags;
+	/* CFG_STRING: a char * (start-up only); numeric kinds: as @store */
+	void *field;
+	enum cfg_store store;
+	long long min, max;	   /* accepted numeric range */
+	long long clamp_lo, clamp_hi; /* when clamp_hi > 0: stored clamped to this */
+	const char *const *enums;  /* CFG_ENUM: the names, NULL-terminated */
+	/* The default, as a config line would give it; NULL for none (or a
+	 * CFG_SPECIAL row whose group's defaults() sets it). */
+	const char *def;
+	/*
+	 * CFG_SPECIAL: check @argc values (@lens their lengths) and, when
+	 * @apply, store them.  @startup: from the config file or the command
+	 * line (one word per value) rather than CONFIG SET (one value).
+	 * Return: NULL, or the reason they are refused (static text).
+	 */
+	const char *(*set)(const struct cfg_opt *o, int argc, char **argv, const size_t *lens,
+			   int startup, int apply);
+	/* CFG_SPECIAL: the value as CONFIG GET prints it. */
+	void (*get)(const struct cfg_opt *o, char *buf, size_t len);
+	/* After CONFIG SET changed the option (not at start-up). */
+	void (*apply)(void);
+};
+
+/* One module's rows, and what the module does beyond its rows' defaults. */
+struct cfg_group {
+	const char *module;
+	const struct cfg_opt *rows;
+	int n;
+	void (*defaults)(void); /* after the rows' defaults; may be NULL */
+	void (*fini)(void);	/* frees what the module's options hold; may be NULL */
+	struct cfg_group *next;
+};
+
+/* Register @g (a constructor does it: CFG_REGISTER).  Not thread-safe. */
+void cfg_register(struct cfg_group *g);
+#define CFG_REGISTER(group)                                                                        \
+	__attribute__((constructor)) static void group##_register(void)                            \
+	{                                                                                          \
+		cfg_register(&(group));                                                            \
+	}
+
+/* The value of @arg for a CFG_BOOL row ("yes"/"no"), for special rows. */
+const char *cfg_parse_bool(const char *arg, long long *v);
+
 
 void cfg_defaults(void);
 /* Parse file then argv overrides.  On error prints a message and exits 1. */

@@ -87,7 +87,7 @@ static _Atomic int lfu_mode;		     /* the table's words are LFU words */
 
 static int policy_now(void)
 {
-	return (int)atomic_load_explicit(&g_cfg.maxmemory_policy, memory_order_relaxed);
+	return (int)atomic_load_explicit(&g_evict_cfg.maxmemory_policy, memory_order_relaxed);
 }
 
 static int policy_is_lfu(int p)
@@ -124,25 +124,25 @@ static void pool_clear(void)
 	npool = 0;
 }
 
-void evict_config_changed(void)
+static void evict_config_changed(void)
 {
 	int lfu = policy_is_lfu(policy_now());
 
 	pthread_mutex_lock(&ev_lock);
 	atomic_store_explicit(&lfu_mode, lfu, memory_order_relaxed);
 	ht_lfu_set(db_table(), lfu,
-		   (uint32_t)atomic_load_explicit(&g_cfg.lfu_log_factor, memory_order_relaxed),
-		   (uint32_t)atomic_load_explicit(&g_cfg.lfu_decay_time, memory_order_relaxed));
+		   (uint32_t)atomic_load_explicit(&g_evict_cfg.lfu_log_factor, memory_order_relaxed),
+		   (uint32_t)atomic_load_explicit(&g_evict_cfg.lfu_decay_time, memory_order_relaxed));
 	clock_tick();
 	pool_clear(); /* scores of another policy do not compare */
 	pthread_mutex_unlock(&ev_lock);
 	mem_used_refresh();
 }
 
-void evict_rcu_limit_set(void)
+static void evict_rcu_limit_set(void)
 {
 	rcu_set_callback_limit(
-	    (unsigned long)atomic_load_explicit(&g_cfg.rcu_callback_limit, memory_order_relaxed));
+	    (unsigned long)atomic_load_explicit(&g_evict_cfg.rcu_callback_limit, memory_order_relaxed));
 }
 
 void evict_init(void)
@@ -174,7 +174,7 @@ static uint64_t entry_score(const struct ht_entry *e, int policy)
 	case EVICT_VOLATILE_LFU:
 	case EVICT_ALLKEYS_LFU:
 		return 255 - ht_lfu_decayed(w, lfu_minutes_now(),
-					    (uint32_t)atomic_load_explicit(&g_cfg.lfu_decay_time,
+					    (uint32_t)atomic_load_explicit(&g_evict_cfg.lfu_decay_time,
 									   memory_order_relaxed));
 	case EVICT_VOLATILE_TTL:
 		return UINT64_MAX - (uint64_t)ht_entry_expire(e);
@@ -263,7 +263,7 @@ static size_t evict_one(int policy)
 {
 	struct ht *ht = db_table();
 	int vol = policy_is_volatile(policy);
-	long long samples = atomic_load_explicit(&g_cfg.maxmemory_samples, memory_order_relaxed);
+	long long samples = atomic_load_explicit(&g_evict_cfg.maxmemory_samples, memory_order_relaxed);
 	const struct ht_entry *s[64];
 
 	if (samples < 1)
@@ -387,7 +387,7 @@ static int evict_perform(long long mm, long long budget_us, int fresh)
 
 int evict_before_command(void)
 {
-	long long mm = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed);
+	long long mm = atomic_load_explicit(&g_evict_cfg.maxmemory, memory_order_relaxed);
 
 	if (!mm || mem_used_estimate() <= (size_t)mm)
 		return 0;
@@ -396,7 +396,7 @@ int evict_before_command(void)
 
 void evict_cron(void)
 {
-	long long mm = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed);
+	long long mm = atomic_load_explicit(&g_evict_cfg.maxmemory, memory_order_relaxed);
 	long long hz = atomic_load_explicit(&g_cfg.hz, memory_order_relaxed);
 
 	/* Under ev_lock: a policy switch (evict_config_changed()) between our
@@ -420,9 +420,9 @@ void evict_cron(void)
 	evict_perform(mm, 1000000 / (hz > 0 ? hz : 10) / 4, 1);
 }
 
-void evict_maxmemory_set(void)
+static void evict_maxmemory_set(void)
 {
-	long long mm = atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed);
+	long long mm = atomic_load_explicit(&g_evict_cfg.maxmemory, memory_order_relaxed);
 	size_t used = mem_used_refresh();
 
 	if (!mm || used <= (size_t)mm) {
@@ -534,7 +534,7 @@ void object_sub(struct conn *c, int argc)
 		long long v;
 		int p = policy_now();
 		int shared =
-		    atomic_load_explicit(&g_cfg.maxmemory, memory_order_relaxed) == 0 ||
+		    atomic_load_explicit(&g_evict_cfg.maxmemory, memory_order_relaxed) == 0 ||
 		    !(policy_is_lfu(p) || p == EVICT_VOLATILE_LRU || p == EVICT_ALLKEYS_LRU);
 
 		/* Redis shares the integers 0..9999 unless an LRU/LFU limit is on. */
@@ -548,7 +548,7 @@ void object_sub(struct conn *c, int argc)
 			return;
 		}
 		reply_int(c, ht_lfu_decayed(ht_entry_access(e), lfu_minutes_now(),
-					    (uint32_t)atomic_load_explicit(&g_cfg.lfu_decay_time,
+					    (uint32_t)atomic_load_explicit(&g_evict_cfg.lfu_decay_time,
 									   memory_order_relaxed)));
 	} else { /* idletime */
 		if (atomic_load_explicit(&lfu_mode, memory_order_relaxed)) {
@@ -709,3 +709,33 @@ void memory_sub(struct conn *c, int argc)
 		reply_help(c, help);
 	}
 }
+
+/* ------------------------------------------------------------ options */
+
+struct evict_cfg g_evict_cfg;
+
+/* maxmemory-policy values, in Redis's order (the error text lists them so) */
+const char *const evict_policy_names[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
+					  "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
+					  "allkeys-random", "noeviction",   NULL};
+
+#define EV_NUM(n, k, f, lo, hi, d, ap)                                                             \
+	{ .name = (n), .kind = (k), .mut = CFG_MUTABLE, .field = &g_evict_cfg.f, .min = (lo),      \
+	  .max = (hi), .def = (d), .apply = (ap) }
+
+static const struct cfg_opt evict_rows[] = {
+    EV_NUM("maxmemory", CFG_MEM, maxmemory, 0, LLONG_MAX, "0", evict_maxmemory_set),
+    {.name = "maxmemory-policy", .kind = CFG_ENUM, .mut = CFG_MUTABLE,
+     .field = &g_evict_cfg.maxmemory_policy, .enums = evict_policy_names, .def = "noeviction",
+     .apply = evict_config_changed},
+    EV_NUM("maxmemory-samples", CFG_INT, maxmemory_samples, 1, INT_MAX, "5", NULL),
+    EV_NUM("lfu-log-factor", CFG_INT, lfu_log_factor, 0, INT_MAX, "10", evict_config_changed),
+    EV_NUM("lfu-decay-time", CFG_INT, lfu_decay_time, 0, INT_MAX, "1", evict_config_changed),
+    EV_NUM("rcu-callback-limit", CFG_INT, rcu_callback_limit, 0, LLONG_MAX, "100000",
+	   evict_rcu_limit_set),
+};
+
+static struct cfg_group evict_group = {"evict", evict_rows,
+				       (int)(sizeof(evict_rows) / sizeof(evict_rows[0])), NULL,
+				       NULL, NULL};
+CFG_REGISTER(evict_group)

@@ -17,15 +17,26 @@ enum {
 	EVICT_ALLKEYS_RANDOM,
 	EVICT_NOEVICTION
 };
-extern const char *const evict_policy_names[]; /* by EVICT_*, NULL-terminated (config.c) */
+extern const char *const evict_policy_names[]; /* by EVICT_*, NULL-terminated */
+
+/*
+ * The cache tier's options (evict.c's rows): CONFIG SET may change any of
+ * them from any worker; readers load them with relaxed atomics, and a change
+ * runs evict.c's apply callback (evicting at once for maxmemory, switching
+ * the access words for the policy and lfu-*, the RCU callback bound).
+ */
+struct evict_cfg {
+	_Atomic long long maxmemory;	      /* bytes, 0 = no limit */
+	_Atomic long long maxmemory_policy;   /* EVICT_* */
+	_Atomic long long maxmemory_samples;  /* keys sampled per eviction */
+	_Atomic long long lfu_log_factor;     /* LFU counter's logarithm factor */
+	_Atomic long long lfu_decay_time;     /* minutes per counter decrement, 0 = never */
+	_Atomic long long rcu_callback_limit; /* pending call_rcu() per thread, 0 = unbounded */
+};
+extern struct evict_cfg g_evict_cfg;
 struct ht;
 void evict_init(void);		 /* after db_init() */
 void evict_fini(void);		 /* before db_fini() */
-/* CONFIG SET hooks; weak so that programs linking config.c without evict.c
- * (fuzz_resp) need not carry the keyspace.  Callers check for NULL. */
-__attribute__((weak)) void evict_config_changed(void); /* policy, lfu-* changed */
-__attribute__((weak)) void evict_maxmemory_set(void);  /* maxmemory: evict at once if over */
-__attribute__((weak)) void evict_rcu_limit_set(void);  /* rcu-callback-limit changed */
 /* Before a command (maxmemory set): evict what is over the limit.  Return 0,
  * or -1 when over the limit with nothing to evict (CMD_DENYOOM: -OOM). */
 int evict_before_command(void);

@@ -312,7 +312,7 @@ static void info_memory(struct sbuf *s, long long now)
 	struct mem_figures m;
 	unsigned long long sysmem = mem_system_total();
 	char h_used[32], h_rss[32], h_peak[32], h_sys[32], h_max[32], h_zero[32];
-	long long maxmem = atomic_load(&g_cfg.maxmemory);
+	long long maxmem = atomic_load(&g_evict_cfg.maxmemory);
 
 	mem_figures(&m);
 	human(h_used, sizeof(h_used), (double)m.used);
@@ -358,7 +358,7 @@ static void info_memory(struct sbuf *s, long long now)
 		  "mem_clients_normal:%zu\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\n"
 		  "mem_allocator:%s\r\nactive_defrag_running:0\r\n"
 		  "lazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
-		  maxmem, h_max, evict_policy_names[atomic_load(&g_cfg.maxmemory_policy)],
+		  maxmem, h_max, evict_policy_names[atomic_load(&g_evict_cfg.maxmemory_policy)],
 		  m.alloc_frag, m.alloc_frag_bytes, m.alloc_rss, m.alloc_rss_bytes,
 		  m.rss_overhead, m.rss_overhead_bytes, m.frag, m.frag_bytes,
 		  mem_not_counted(), m.clients_normal, mem_allocator_name());
@@ -491,13 +491,13 @@ static void info_rcu(struct sbuf *s, long long now)
 		  RCU_FLAVOR_NAME, st.gp_completed,
 		  st.gp_last_ns / 1000, st.gp_max_ns / 1000, st.cb_queued, st.cb_invoked,
 		  st.cb_pending, st.cb_pending_hwm, st.cb_throttled, st.cb_batches,
-		  st.readers, st.stalls, atomic_load(&g_cfg.rcu_callback_limit));
+		  st.readers, st.stalls, atomic_load(&g_evict_cfg.rcu_callback_limit));
 }
 
 static void info_latency_section(struct sbuf *s, long long now)
 {
 	(void)now;
-	if (atomic_load_explicit(&g_cfg.latency_tracking, memory_order_relaxed))
+	if (atomic_load_explicit(&stats_latency_tracking, memory_order_relaxed))
 		info_latencystats(s);
 }
 

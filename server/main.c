@@ -35,6 +35,7 @@
 #include "server/net.h"
 #include "server/persist.h"
 #include "server/server.h"
+#include "server/tls.h"
 #include "server/util.h"
 
 #include <errno.h>
@@ -209,13 +210,10 @@ static void write_pidfile(void)
 	fclose(f);
 }
 
+/* What cfg_free_extra() (every option's strings, the modules' fini) leaves. */
 static void free_config(void)
 {
-	for (int i = 0; i < g_cfg.nbind; i++)
-		free(g_cfg.bind[i]);
 	free(g_cfg.unixsocket);
-	free(g_cfg.logfile);
-	free(g_cfg.pidfile);
 	free(g_cfg.config_file);
 	cfg_free_extra();
 }
@@ -286,8 +284,8 @@ static void log_ready(void)
 {
 	if (g_cfg.port)
 		srv_log(LL_NOTICE, "Ready to accept connections tcp on port %d", g_cfg.port);
-	if (g_cfg.tls_port)
-		srv_log(LL_NOTICE, "Ready to accept connections tls on port %d", g_cfg.tls_port);
+	if (g_tls.port)
+		srv_log(LL_NOTICE, "Ready to accept connections tls on port %d", g_tls.port);
 	if (g_cfg.unixsocket)
 		srv_log(LL_NOTICE, "Ready to accept connections unix at %s", g_cfg.unixsocket);
 }

@@ -791,19 +791,19 @@ int net_listen(void)
 			g_srv.nlisten++;
 		}
 	}
-	if (g_cfg.tls_port) {
+	if (g_tls.port) {
 		if (tls_configure() < 0) {
 			srv_log(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
 			return -1;
 		}
 		for (int i = 0; i < g_cfg.nbind; i++) {
-			int fd = listen_tcp(g_cfg.bind[i], g_cfg.tls_port);
+			int fd = listen_tcp(g_cfg.bind[i], g_tls.port);
 
 			if (fd < 0) {
 				if (g_cfg.bind[i][0] == '-')
 					continue;
 				srv_log(LL_WARNING, "Failed listening on port %d (tls), aborting.",
-					g_cfg.tls_port);
+					g_tls.port);
 				return -1;
 			}
 			g_srv.listen_fds[g_srv.nlisten] = fd;

@@ -80,6 +80,13 @@ struct save_point {
 	long long changes;
 };
 
+/* persist.c's boolean options (rows at the end of the file): CONFIG SET may
+ * change them from any worker; read with relaxed loads. */
+static struct {
+	_Atomic long long rdbcompression, rdbchecksum, stop_writes_on_bgsave_error;
+	_Atomic long long rdb_skip_unsupported; /* rdb-skip-unsupported-types */
+} popt;
+
 /* Everything under p_lock. */
 static pthread_mutex_t p_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pstate {
@@ -151,7 +158,7 @@ static long long unix_now(void)
 static void update_writes_denied(void)
 {
 	int deny = !P.bg_last_ok && P.npts > 0 &&
-		   atomic_load_explicit(&g_cfg.stop_writes_on_bgsave_error, memory_order_relaxed);
+		   atomic_load_explicit(&popt.stop_writes_on_bgsave_error, memory_order_relaxed);
 
 	atomic_store_explicit(&writes_denied, deny, memory_order_relaxed);
 }
@@ -161,7 +168,7 @@ int persist_writes_denied(void)
 	if (SRV_LIKELY(!atomic_load_explicit(&writes_denied, memory_order_relaxed)))
 		return 0;
 	/* stop-writes-on-bgsave-error may have been switched off since */
-	return (int)atomic_load_explicit(&g_cfg.stop_writes_on_bgsave_error, memory_order_relaxed);
+	return (int)atomic_load_explicit(&popt.stop_writes_on_bgsave_error, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------- config */
@@ -272,7 +279,8 @@ static const char *dbfilename_set(const char *name, int apply)
 	return NULL;
 }
 
-const char *persist_cfg_set(const char *name, int argc, char **argv, int from_file, int apply)
+static const char *persist_cfg_set(const char *name, int argc, char **argv, int from_file,
+				   int apply)
 {
 	if (!strcmp(name, "save")) {
 		/* CONFIG SET gives one value to split; so may --save "900 1" */
@@ -297,7 +305,7 @@ const char *persist_cfg_set(const char *name, int argc, char **argv, int from_fi
 	return "unknown option";
 }
 
-void persist_cfg_get(const char *name, char *buf, size_t len)
+static void persist_cfg_get(const char *name, char *buf, size_t len)
 {
 	size_t n = 0;
 
@@ -315,7 +323,7 @@ void persist_cfg_get(const char *name, char *buf, size_t len)
 	pthread_mutex_unlock(&p_lock);
 }
 
-void persist_cfg_defaults(void)
+static void persist_cfg_defaults(void)
 {
 	char cwd[PATH_MAX];
 
@@ -429,8 +437,8 @@ static int save_now(long long *dirty_at, uint64_t *nkeys)
 	snprintf(final, sizeof(final), "%s/%s", P.dir, P.dbfilename);
 	pthread_mutex_unlock(&p_lock);
 	temp_path_in(dir, tmp, sizeof(tmp));
-	o.compress = atomic_load_explicit(&g_cfg.rdbcompression, memory_order_relaxed);
-	o.checksum = atomic_load_explicit(&g_cfg.rdbchecksum, memory_order_relaxed);
+	o.compress = atomic_load_explicit(&popt.rdbcompression, memory_order_relaxed);
+	o.checksum = atomic_load_explicit(&popt.rdbchecksum, memory_order_relaxed);
 	o.used_mem = (int64_t)db_entry_bytes();
 	s.ht = db_table();
 	s.yield_every = 128;
@@ -926,7 +934,7 @@ static int load_file(const char *path)
 	l.ht = db_table();
 	cb.arg = &l;
 	lo.skip_unsupported =
-	    atomic_load_explicit(&g_cfg.rdb_skip_unsupported, memory_order_relaxed);
+	    atomic_load_explicit(&popt.rdb_skip_unsupported, memory_order_relaxed);
 	err[0] = '\0';
 	r = rdb_load_file(path, &cb, &lo, &st, err, sizeof(err));
 	if (r == -ECANCELED && atomic_load_explicit(&load_abort, memory_order_relaxed)) {
@@ -1125,7 +1133,7 @@ int persist_shutdown(void)
 	return r;
 }
 
-void persist_fini(void)
+static void persist_fini(void)
 {
 	pthread_mutex_lock(&p_lock);
 	free(P.pts);
@@ -1137,3 +1145,36 @@ void persist_fini(void)
 	P.dbfilename = NULL;
 	pthread_mutex_unlock(&p_lock);
 }
+
+/* ------------------------------------------------------------ options */
+
+static const char *persist_opt_set(const struct cfg_opt *o, int argc, char **argv,
+				   const size_t *lens, int startup, int apply)
+{
+	(void)lens;
+	return persist_cfg_set(o->name, argc, argv, startup, apply);
+}
+
+static void persist_opt_get(const struct cfg_opt *o, char *buf, size_t len)
+{
+	persist_cfg_get(o->name, buf, len);
+}
+
+#define P_SPECIAL(n, m) { .name = (n), .kind = CFG_SPECIAL, .mut = (m), .set = persist_opt_set, .get = persist_opt_get }
+#define P_BOOL(n, m, f, d) { .name = (n), .kind = CFG_BOOL, .mut = (m), .field = &popt.f, .max = 1, .def = (d) }
+
+/* save, dir and dbfilename get their defaults from persist_cfg_defaults() */
+static const struct cfg_opt persist_rows[] = {
+    P_SPECIAL("save", CFG_MUTABLE),
+    P_SPECIAL("dir", CFG_PROTECTED),
+    P_SPECIAL("dbfilename", CFG_PROTECTED),
+    P_BOOL("rdbcompression", CFG_MUTABLE, rdbcompression, "yes"),
+    P_BOOL("rdbchecksum", CFG_STARTUP, rdbchecksum, "yes"),
+    P_BOOL("stop-writes-on-bgsave-error", CFG_MUTABLE, stop_writes_on_bgsave_error, "yes"),
+    P_BOOL("rdb-skip-unsupported-types", CFG_MUTABLE, rdb_skip_unsupported, "no"),
+};
+
+static struct cfg_group persist_group = {"persist", persist_rows,
+					 (int)(sizeof(persist_rows) / sizeof(persist_rows[0])),
+					 persist_cfg_defaults, persist_fini, NULL};
+CFG_REGISTER(persist_group)

@@ -11,18 +11,10 @@
 
 #include "server/server.h"
 
-/* persistence (persist.c): RDB snapshots, see the comment at its top.
- * The config hooks are weak: programs that link config.c without
- * the keyspace (tests/fuzz fuzz_resp) need neither persist.c nor rdb.c;
- * config.c checks them against NULL. */
+/* persistence (persist.c): RDB snapshots, see the comment at its top.  Its
+ * options (save, dir, dbfilename, rdb*, stop-writes-on-bgsave-error) are
+ * persist.c's own rows (config.h), registered when persist.c is linked. */
 void persist_init(void);
-__attribute__((weak)) void persist_cfg_defaults(void);
-/* CONFIG/config file: "save", "dir", "dbfilename".  Return NULL or the
- * reason; @apply 0 only validates. */
-__attribute__((weak)) const char *persist_cfg_set(const char *name, int argc, char **argv,
-						  int from_file, int apply);
-__attribute__((weak)) void persist_cfg_get(const char *name, char *buf, size_t len);
-__attribute__((weak)) void persist_fini(void);
 /* Start-up, main thread, after the listeners and workers, before the main
  * loop: starts the loader thread when <dir>/<dbfilename> exists (g_srv.loading
  * 1 until it is done).  A bad dump makes the loader log the reason and ask for

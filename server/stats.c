@@ -251,7 +251,7 @@ void stats_cmd_done(struct worker *w, int slot, unsigned long long clocks, int f
 	STAT_ADD(c->ns, ns);
 	if (failed)
 		STAT_ADD(c->failed, 1);
-	if (atomic_load_explicit(&g_cfg.latency_tracking, memory_order_relaxed)) {
+	if (atomic_load_explicit(&stats_latency_tracking, memory_order_relaxed)) {
 		_Atomic unsigned long long *h =
 		    atomic_load_explicit(&c->hist, memory_order_relaxed);
 
@@ -398,7 +398,7 @@ int stats_errors(struct stats_err_sum *out, int max)
 
 /* ------------------------------------- latency-tracking-info-percentiles */
 
-const char *stats_pctl_set(int argc, char **argv, int apply)
+static const char *stats_pctl_set(int argc, char **argv, int apply)
 {
 	double *v;
 
@@ -432,7 +432,7 @@ const char *stats_pctl_set(int argc, char **argv, int apply)
 	return NULL;
 }
 
-const char *stats_pctl_set_str(const char *val, size_t len, int apply)
+static const char *stats_pctl_set_str(const char *val, size_t len, int apply)
 {
 	char *copy = xmalloc(len + 1), **argv = xmalloc((len + 1) * sizeof(*argv));
 	int argc = 0;
@@ -457,7 +457,7 @@ const char *stats_pctl_set_str(const char *val, size_t len, int apply)
 	return err;
 }
 
-void stats_pctl_get(char *buf, size_t len)
+static void stats_pctl_get(char *buf, size_t len)
 {
 	size_t n = 0;
 
@@ -496,3 +496,38 @@ unsigned long long stats_total(size_t off)
 	}
 	return t;
 }
+
+/* ------------------------------------------------------------ options */
+
+_Atomic long long stats_latency_tracking;
+
+/* latency-tracking-info-percentiles: one value to split from CONFIG SET (and
+ * from --opt "50 99"), one word per percentile from a config line. */
+static const char *pctl_opt_set(const struct cfg_opt *o, int argc, char **argv,
+				const size_t *lens, int startup, int apply)
+{
+	(void)o;
+	if (!startup)
+		return stats_pctl_set_str(argv[0], lens[0], apply);
+	if (argc == 1 && strchr(argv[0], ' '))
+		return stats_pctl_set_str(argv[0], strlen(argv[0]), apply);
+	return stats_pctl_set(argc, argv, apply);
+}
+
+static void pctl_opt_get(const struct cfg_opt *o, char *buf, size_t len)
+{
+	(void)o;
+	stats_pctl_get(buf, len);
+}
+
+static const struct cfg_opt stats_rows[] = {
+    {.name = "latency-tracking", .kind = CFG_BOOL, .mut = CFG_MUTABLE,
+     .field = &stats_latency_tracking, .max = 1, .def = "yes"},
+    {.name = "latency-tracking-info-percentiles", .kind = CFG_SPECIAL, .mut = CFG_MUTABLE,
+     .set = pctl_opt_set, .get = pctl_opt_get},
+};
+
+static struct cfg_group stats_group = {"stats", stats_rows,
+				       (int)(sizeof(stats_rows) / sizeof(stats_rows[0])), NULL,
+				       NULL, NULL};
+CFG_REGISTER(stats_group)

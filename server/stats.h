@@ -62,9 +62,8 @@ const char *stats_slot_name(int slot);
 void stats_cmd_sum(int slot, struct stats_cmd_sum *out, unsigned long long *hist);
 int stats_errors(struct stats_err_sum *out, int max); /* sorted by name */
 /* latency-tracking-info-percentiles: NULL or the reason; @apply 0 checks only */
-const char *stats_pctl_set(int argc, char **argv, int apply);
-const char *stats_pctl_set_str(const char *val, size_t len, int apply); /* CONFIG SET */
-void stats_pctl_get(char *buf, size_t len);
+/* latency-tracking (a row of stats.c): INFO latencystats histograms on; relaxed loads */
+extern _Atomic long long stats_latency_tracking;
 int stats_pctl_copy(double **out); /* count; *out malloc'd */
 
 /* The sum over the workers of the wstats counter at byte offset @off (net.h);

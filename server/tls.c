@@ -77,15 +77,15 @@ static int parse_protocols(const char *s, int *minv, int *maxv)
 int tls_configure(void)
 {
 	int minv, maxv, verify;
-	const char *auth = g_cfg.tls_auth_clients ? g_cfg.tls_auth_clients : "yes";
+	const char *auth = g_tls.auth_clients ? g_tls.auth_clients : "yes";
 
-	if (!g_cfg.tls_cert_file || !g_cfg.tls_cert_file[0] || !g_cfg.tls_key_file ||
-	    !g_cfg.tls_key_file[0]) {
+	if (!g_tls.cert_file || !g_tls.cert_file[0] || !g_tls.key_file ||
+	    !g_tls.key_file[0]) {
 		srv_log(LL_WARNING, "Failed to configure TLS: tls-cert-file and tls-key-file "
 				    "are required with tls-port.");
 		return -1;
 	}
-	if (!parse_protocols(g_cfg.tls_protocols, &minv, &maxv))
+	if (!parse_protocols(g_tls.protocols, &minv, &maxv))
 		return -1;
 	ctx = SSL_CTX_new(TLS_server_method());
 	if (!ctx) {
@@ -97,15 +97,15 @@ int tls_configure(void)
 	SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 				  SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
-	if (SSL_CTX_use_certificate_chain_file(ctx, g_cfg.tls_cert_file) <= 0) {
+	if (SSL_CTX_use_certificate_chain_file(ctx, g_tls.cert_file) <= 0) {
 		log_ssl_errors("Failed to load certificate");
-		srv_log(LL_WARNING, "Failed to load certificate: %s", g_cfg.tls_cert_file);
+		srv_log(LL_WARNING, "Failed to load certificate: %s", g_tls.cert_file);
 		return -1;
 	}
-	if (SSL_CTX_use_PrivateKey_file(ctx, g_cfg.tls_key_file, SSL_FILETYPE_PEM) <= 0 ||
+	if (SSL_CTX_use_PrivateKey_file(ctx, g_tls.key_file, SSL_FILETYPE_PEM) <= 0 ||
 	    !SSL_CTX_check_private_key(ctx)) {
 		log_ssl_errors("Failed to load private key");
-		srv_log(LL_WARNING, "Failed to load private key: %s", g_cfg.tls_key_file);
+		srv_log(LL_WARNING, "Failed to load private key: %s", g_tls.key_file);
 		return -1;
 	}
 	if (!strcasecmp(auth, "no")) {
@@ -119,17 +119,17 @@ int tls_configure(void)
 		return -1;
 	}
 	if (verify != SSL_VERIFY_NONE) {
-		if (!g_cfg.tls_ca_cert_file || !g_cfg.tls_ca_cert_file[0]) {
+		if (!g_tls.ca_cert_file || !g_tls.ca_cert_file[0]) {
 			srv_log(LL_WARNING,
 				"Failed to configure TLS: tls-auth-clients needs tls-ca-cert-file "
 				"(or set tls-auth-clients no).");
 			return -1;
 		}
 	}
-	if (g_cfg.tls_ca_cert_file && g_cfg.tls_ca_cert_file[0] &&
-	    SSL_CTX_load_verify_locations(ctx, g_cfg.tls_ca_cert_file, NULL) <= 0) {
+	if (g_tls.ca_cert_file && g_tls.ca_cert_file[0] &&
+	    SSL_CTX_load_verify_locations(ctx, g_tls.ca_cert_file, NULL) <= 0) {
 		log_ssl_errors("Failed to load CA certificate");
-		srv_log(LL_WARNING, "Failed to load CA certificate: %s", g_cfg.tls_ca_cert_file);
+		srv_log(LL_WARNING, "Failed to load CA certificate: %s", g_tls.ca_cert_file);
 		return -1;
 	}
 	SSL_CTX_set_verify(ctx, verify, NULL);
@@ -230,3 +230,23 @@ const struct conn_io tls_conn_io = {
 	.close = tls_close,
 	.write_at_once = 1,
 };
+
+/* ------------------------------------------------------------ options */
+
+struct tls_opts g_tls;
+
+#define TLS_STR(n, f, d) { .name = (n), .kind = CFG_STRING, .mut = CFG_STARTUP, .field = &g_tls.f, .def = (d) }
+
+static const struct cfg_opt tls_rows[] = {
+    {.name = "tls-port", .kind = CFG_INT, .mut = CFG_STARTUP, .field = &g_tls.port,
+     .store = CFG_PLAIN_INT, .max = 65535, .def = "0"},
+    TLS_STR("tls-cert-file", cert_file, NULL),
+    TLS_STR("tls-key-file", key_file, NULL),
+    TLS_STR("tls-ca-cert-file", ca_cert_file, NULL),
+    TLS_STR("tls-auth-clients", auth_clients, "yes"),
+    TLS_STR("tls-protocols", protocols, ""),
+};
+
+static struct cfg_group tls_group = {"tls", tls_rows, (int)(sizeof(tls_rows) / sizeof(tls_rows[0])),
+				     NULL, NULL, NULL};
+CFG_REGISTER(tls_group)

@@ -9,6 +9,16 @@
 
 #include "server/conn.h"
 
+/* The tls-* options (tls.c's rows): start-up only, read once the workers run
+ * without a lock.  port 0: no TLS listener. */
+struct tls_opts {
+	int port;
+	char *cert_file, *key_file, *ca_cert_file;
+	char *auth_clients; /* yes | no | optional */
+	char *protocols;    /* e.g. "TLSv1.2 TLSv1.3"; empty = those two */
+};
+extern struct tls_opts g_tls;
+
 /**
  * tls_configure() - build the server context from the tls-* options.
  * Context: main thread, before the workers start.  Return: 0, or -1 with

@@ -639,9 +639,18 @@ rejected:
 }
 
 /* COMMAND INFO entry: name arity flags first last step acl tips keyspecs subs */
-static const char *const flag_names[] = {"write",    "readonly", "fast",  "admin",
-					 "noscript", "loading",	 "stale", "no_auth",
-					 "sentinel", "denyoom",	 "pubsub"};
+
+/* The flags as COMMAND INFO prints them: in Redis's order (its CMD_* bits),
+ * which is not the order of rcukv's bits. */
+static const struct {
+	uint32_t bit;
+	const char *name;
+} flag_names[CMD_NFLAGS] = {
+    {CMD_WRITE, "write"},     {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
+    {CMD_ADMIN, "admin"},     {CMD_PUBSUB, "pubsub"},	  {CMD_NOSCRIPT, "noscript"},
+    {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},	  {CMD_FAST, "fast"},
+    {CMD_NOAUTH, "no_auth"},  {CMD_SENTINEL, "sentinel"},
+};
 
 static const char *const acl_names[ACL_NCATEGORIES] = {
     "@keyspace",   "@read",	   "@write",	"@set",		"@sortedset", "@list",
@@ -660,8 +669,8 @@ static void command_info_one(struct conn *c, const struct cmd *k, const char *na
 		nflags += !!(k->flags & (1u << i));
 	reply_set(c, nflags);
 	for (int i = 0; i < CMD_NFLAGS; i++)
-		if (k->flags & (1 << i))
-			reply_simple(c, flag_names[i]);
+		if (k->flags & flag_names[i].bit)
+			reply_simple(c, flag_names[i].name);
 	reply_int(c, k->first_key);
 	reply_int(c, k->last_key);
 	reply_int(c, k->key_step);

@@ -13,7 +13,7 @@
  *   BENCH stats.info_merge_per_cmd N us                      one histogram
  *   RATIO stats.cmd_overhead_tsc_vs_clock R lower            tsc / clock
  * Each figure is the median of 5 sections of ~0.5 s (BENCH_QUICK=1: 3 of
- * ~0.1 s).  The redis-benchmark before/after figures are in notes/stats.txt.
+ * ~0.1 s).  The redis-benchmark before/after figures are in bench/RESULTS.md.
  * Links server/stats.o, lathist.o, util.o and log.o only; g_cfg and g_srv
  * are this program's.
  */

@@ -6,8 +6,7 @@
 #   2. every file a comment or document names as "Tested by", "Tests:" or
 #      "see" exists, and so does every tracked-tree path (rcu/, hashtable/,
 #      server/, client/, conf/, tests/, bench/, examples/, scripts/, docs/)
-#      with a source or document suffix.  notes/ is left out: it is a record
-#      of past sessions.
+#      with a source or document suffix.
 # Each finding prints file:line; the closing line is "N passed, M failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -43,7 +42,7 @@ else
 fi
 
 # --- 2. paths named in comments and documents ----------------------------------
-missing=$(git ls-files | grep -vE '^(notes/|tests/fuzz/(corpus|regress|traffic)/|tests/server/rdb-corpus/)' |
+missing=$(git ls-files | grep -vE '^(tests/fuzz/(corpus|regress|traffic)/|tests/server/rdb-corpus/)' |
 	grep -E '(\.(c|h|sh|mk|py|md|txt|conf|in|map)|Makefile)$' | python3 -c '
 import os, re, sys
 tops = r"rcu|hashtable|server|client|conf|tests|bench|examples|scripts|docs|\.ci"

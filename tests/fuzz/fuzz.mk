@@ -15,7 +15,7 @@
 #              fuzzer-chosen pieces; the outcomes must agree
 #   fuzz_cmd   parse + execute against a real table (server/cmd.c, db.c, ...);
 #              every reply must be exactly one well-formed RESP reply
-# See tests/fuzz/README for the input format and notes/fuzz-*.txt for findings.
+# See tests/fuzz/README for the input format and docs/fuzzing.md for findings.
 
 FUZZ_CC ?= clang
 FUZZ_B := build/fuzz

@@ -20,7 +20,7 @@
  *  - no stall: with the connection open after the last read, running the
  *    parser again dispatches nothing (else a client waiting for replies to
  *    commands it has fully sent would wait for ever: finding 1 of
- *    notes/fuzz-crashes.txt, input regress/fuzz_resp/stall-paused-pipeline.bin);
+ *    docs/fuzzing.md, input regress/fuzz_resp/stall-paused-pipeline.bin);
  *  - the limits (once, at start-up): over-long inline request, count lines
  *    and bulk lengths get Redis's protocol errors.
  *

@@ -3,7 +3,7 @@
 # (tests/fuzz/regress/<harness>/*) must run clean, then each harness fuzzes
 # for FUZZ_SHORT_SECONDS (default 10) from its seed corpus into a scratch
 # directory.  Inputs under regress/<harness>/pending/ are findings not fixed
-# yet (notes/fuzz-crashes.txt): they are run and reported, expected to fail,
+# yet (docs/fuzzing.md): they are run and reported, expected to fail,
 # and not counted; one that passes is reported so it can move up a level.
 # Skips (one skip, 0 failed) under VARIANT=asan or tsan: the harnesses carry
 # their own ASan+UBSan build (build/fuzz/, clang).

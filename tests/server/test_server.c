@@ -922,7 +922,7 @@ static void test_hostile(void)
 		free(buf);
 		free(v);
 	}
-	/* Regression (notes/fuzz-crashes.txt finding 1): a pipeline whose replies
+	/* Regression (docs/fuzzing.md, finding 1): a pipeline whose replies
 	 * pass the output pause in one read must still be answered in full. */
 	{
 		struct cl *c = cl_new();
@@ -959,7 +959,7 @@ static void test_hostile(void)
 		free(v);
 		cl_free(c);
 	}
-	/* Regression (notes/fuzz-crashes.txt finding 2): a 5000-byte client name
+	/* Regression (docs/fuzzing.md, finding 2): a 5000-byte client name
 	 * in CLIENT INFO and CLIENT LIST, whole. */
 	{
 		struct cl *c = cl_new();

@@ -330,194 +330,223 @@ static const struct option bench_longopts[] = {{"host", required_argument, NULL,
 					       {"help", no_argument, NULL, O_HELP},
 					       {NULL, 0, NULL, 0}};
 
-/* Return 0 to run, 1 to exit 0 (help), -1 on a bad option; *cmp_a set for --svg-compare. */
-static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **cmp_a,
-		       const char **cmp_b)
+/* What one option's parser did: it took the option (OPT_TAKEN), it is not
+ * one of its options (OPT_NOT_MINE), or the run should exit 0 (OPT_EXIT:
+ * --help); -1 on a bad value, with the message printed. */
+enum { OPT_TAKEN = 0, OPT_NOT_MINE = 2, OPT_EXIT = 3 };
+
+/* Where and how to connect: -h -p -s -a --user, the TLS options, -n, -3. */
+static int parse_conn_opt(int ch, struct cli_conn_opts *o)
 {
 	long long v;
-	int ch;
 
-	optind = 1;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":h:p:s:a:n:3t:c:P:r:d:w:R:k:q", bench_longopts,
-				 NULL)) != -1) {
-		switch (ch) {
-		case 'h':
-			c->conn.host = optarg;
-			break;
-		case 'p':
-			if (opt_ll("port", optarg, 1, 65535, &v))
-				return -1;
-			c->conn.port = (int)v;
-			break;
-		case 's':
-			c->conn.socket = optarg;
-			break;
-		case 'a':
-			c->conn.password = optarg;
-			break;
-		case O_USER:
-			c->conn.user = optarg;
-			break;
-		case O_TLS:
-			c->conn.tls.enabled = 1;
-			break;
-		case O_INSECURE:
-			c->conn.tls.insecure = 1;
-			break;
-		case O_SNI:
-			c->conn.tls.sni = optarg;
-			break;
-		case O_CACERT:
-			c->conn.tls.cacert = optarg;
-			break;
-		case O_CACERTDIR:
-			c->conn.tls.cacertdir = optarg;
-			break;
-		case O_CERT:
-			c->conn.tls.cert = optarg;
-			break;
-		case O_KEY:
-			c->conn.tls.key = optarg;
-			break;
-		case 'n':
-			if (opt_ll("db", optarg, 0, 1 << 30, &v))
-				return -1;
-			c->conn.db = (int)v;
-			break;
-		case '3':
-			c->conn.resp3 = 1;
-			break;
-		case 't':
-			if (opt_ll("threads", optarg, 1, 256, &v))
-				return -1;
-			c->threads = (int)v;
-			break;
-		case 'c':
-			if (opt_ll("clients", optarg, 1, 10000, &v))
-				return -1;
-			c->clients = (int)v;
-			break;
-		case 'P':
-			if (opt_ll("pipeline", optarg, 1, 100000, &v))
-				return -1;
-			c->pipeline = (int)v;
-			break;
-		case 'r':
-			if (opt_ll("requests", optarg, 1, LLONG_MAX / 2, &v))
-				return -1;
-			c->requests = v;
-			break;
-		case 'd':
-			if (opt_d("duration", optarg, 0.001, 1e7, &c->duration))
-				return -1;
-			break;
-		case 'w':
-			if (opt_d("warmup", optarg, 0, 1e6, &c->warmup))
-				return -1;
-			break;
-		case 'R':
-			if (opt_d("rate", optarg, 0.001, 1e9, &c->rate))
-				return -1;
-			break;
-		case O_RATIO: {
-			unsigned g, s;
-			char tail;
-			if (sscanf(optarg, "%u:%u%c", &g, &s, &tail) != 2 || g + s == 0 ||
-			    g > 1000000 || s > 1000000)
-				return bench_bad("ratio", optarg, "expected GET:SET such as 1:10");
-			c->ratio_get = g;
-			c->ratio_set = s;
-			break;
-		}
-		case 'k':
-			if (opt_ll("keys", optarg, 1, 1LL << 40, &v))
-				return -1;
-			c->keys = v;
-			break;
-		case O_PATTERN:
-			if (!strcmp(optarg, "uniform"))
-				c->pattern = PAT_UNIFORM;
-			else if (!strcmp(optarg, "zipf"))
-				c->pattern = PAT_ZIPF;
-			else if (!strcmp(optarg, "sequential"))
-				c->pattern = PAT_SEQ;
-			else
-				return bench_bad("key-pattern", optarg,
-						 "expected uniform, zipf or sequential");
-			break;
-		case O_ZIPF:
-			if (opt_d("zipf-s", optarg, 0.01, 10, &c->zipf_s))
-				return -1;
-			break;
-		case O_DSIZE: {
-			unsigned long a, b2;
-			char tail;
-			int n = sscanf(optarg, "%lu-%lu%c", &a, &b2, &tail);
-			if (n == 1 && strchr(optarg, '-') == NULL)
-				b2 = a;
-			else if (n != 2)
-				return bench_bad("data-size", optarg, "expected N or A-B");
-			if (a > b2 || b2 > 64UL * 1024 * 1024)
-				return bench_bad("data-size", optarg, "need A <= B <= 67108864");
-			c->dmin = a;
-			c->dmax = b2;
-			break;
-		}
-		case O_PREFIX:
-			c->prefix = optarg;
-			break;
-		case O_COMMAND:
-			c->command = optarg;
-			break;
-		case O_TIMEOUT:
-			if (opt_d("timeout", optarg, 0.01, 3600, &c->timeout))
-				return -1;
-			break;
-		case O_JSON:
-			c->json = optarg;
-			break;
-		case O_HDR:
-			c->hdr = optarg;
-			break;
-		case O_SVG:
-			c->svg = optarg;
-			break;
-		case O_CMP:
-			*cmp_a = optarg;
-			if (optind >= argc || argv[optind][0] == '-') {
-				fprintf(stderr,
-					"rcukv-cli bench: --svg-compare needs two JSON files\n");
-				return -1;
-			}
-			*cmp_b = argv[optind++];
-			break;
-		case O_LABEL:
-			c->label = optarg;
-			break;
-		case 'q':
-			c->quiet = 1;
-			break;
-		case O_HELP:
-			bench_usage(stdout);
-			return 1;
-		case ':':
-			fprintf(stderr, "rcukv-cli bench: option '%s' needs a value\n\n",
-				argv[optind - 1]);
-			bench_usage(stderr);
+	switch (ch) {
+	case 'h':
+		o->host = optarg;
+		break;
+	case 'p':
+		if (opt_ll("port", optarg, 1, 65535, &v))
 			return -1;
-		default:
-			fprintf(stderr, "rcukv-cli bench: unknown option '%s'\n\n",
-				argv[optind - 1]);
-			bench_usage(stderr);
+		o->port = (int)v;
+		break;
+	case 's':
+		o->socket = optarg;
+		break;
+	case 'a':
+		o->password = optarg;
+		break;
+	case O_USER:
+		o->user = optarg;
+		break;
+	case O_TLS:
+		o->tls.enabled = 1;
+		break;
+	case O_INSECURE:
+		o->tls.insecure = 1;
+		break;
+	case O_SNI:
+		o->tls.sni = optarg;
+		break;
+	case O_CACERT:
+		o->tls.cacert = optarg;
+		break;
+	case O_CACERTDIR:
+		o->tls.cacertdir = optarg;
+		break;
+	case O_CERT:
+		o->tls.cert = optarg;
+		break;
+	case O_KEY:
+		o->tls.key = optarg;
+		break;
+	case 'n':
+		if (opt_ll("db", optarg, 0, 1 << 30, &v))
 			return -1;
-		}
+		o->db = (int)v;
+		break;
+	case '3':
+		o->resp3 = 1;
+		break;
+	default:
+		return OPT_NOT_MINE;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "rcukv-cli bench: unexpected argument '%s'\n\n", argv[optind]);
+	return OPT_TAKEN;
+}
+
+/* --ratio GET:SET */
+static int parse_ratio(const char *arg, struct bench_cfg *c)
+{
+	unsigned g, s;
+	char tail;
+
+	if (sscanf(arg, "%u:%u%c", &g, &s, &tail) != 2 || g + s == 0 || g > 1000000 ||
+	    s > 1000000)
+		return bench_bad("ratio", arg, "expected GET:SET such as 1:10");
+	c->ratio_get = g;
+	c->ratio_set = s;
+	return OPT_TAKEN;
+}
+
+/* --key-pattern uniform|zipf|sequential */
+static int parse_pattern(const char *arg, struct bench_cfg *c)
+{
+	if (!strcmp(arg, "uniform"))
+		c->pattern = PAT_UNIFORM;
+	else if (!strcmp(arg, "zipf"))
+		c->pattern = PAT_ZIPF;
+	else if (!strcmp(arg, "sequential"))
+		c->pattern = PAT_SEQ;
+	else
+		return bench_bad("key-pattern", arg, "expected uniform, zipf or sequential");
+	return OPT_TAKEN;
+}
+
+/* --data-size N or A-B */
+static int parse_data_size(const char *arg, struct bench_cfg *c)
+{
+	unsigned long a, b2;
+	char tail;
+	int n = sscanf(arg, "%lu-%lu%c", &a, &b2, &tail);
+
+	if (n == 1 && strchr(arg, '-') == NULL)
+		b2 = a;
+	else if (n != 2)
+		return bench_bad("data-size", arg, "expected N or A-B");
+	if (a > b2 || b2 > 64UL * 1024 * 1024)
+		return bench_bad("data-size", arg, "need A <= B <= 67108864");
+	c->dmin = a;
+	c->dmax = b2;
+	return OPT_TAKEN;
+}
+
+/* The load: threads, connections, pipeline, how long, how fast, which keys,
+ * which values, which command. */
+static int parse_load_opt(int ch, struct bench_cfg *c)
+{
+	long long v;
+
+	switch (ch) {
+	case 't':
+		if (opt_ll("threads", optarg, 1, 256, &v))
+			return -1;
+		c->threads = (int)v;
+		break;
+	case 'c':
+		if (opt_ll("clients", optarg, 1, 10000, &v))
+			return -1;
+		c->clients = (int)v;
+		break;
+	case 'P':
+		if (opt_ll("pipeline", optarg, 1, 100000, &v))
+			return -1;
+		c->pipeline = (int)v;
+		break;
+	case 'r':
+		if (opt_ll("requests", optarg, 1, LLONG_MAX / 2, &v))
+			return -1;
+		c->requests = v;
+		break;
+	case 'd':
+		return opt_d("duration", optarg, 0.001, 1e7, &c->duration) ? -1 : OPT_TAKEN;
+	case 'w':
+		return opt_d("warmup", optarg, 0, 1e6, &c->warmup) ? -1 : OPT_TAKEN;
+	case 'R':
+		return opt_d("rate", optarg, 0.001, 1e9, &c->rate) ? -1 : OPT_TAKEN;
+	case O_RATIO:
+		return parse_ratio(optarg, c);
+	case 'k':
+		if (opt_ll("keys", optarg, 1, 1LL << 40, &v))
+			return -1;
+		c->keys = v;
+		break;
+	case O_PATTERN:
+		return parse_pattern(optarg, c);
+	case O_ZIPF:
+		return opt_d("zipf-s", optarg, 0.01, 10, &c->zipf_s) ? -1 : OPT_TAKEN;
+	case O_DSIZE:
+		return parse_data_size(optarg, c);
+	case O_PREFIX:
+		c->prefix = optarg;
+		break;
+	case O_COMMAND:
+		c->command = optarg;
+		break;
+	case O_TIMEOUT:
+		return opt_d("timeout", optarg, 0.01, 3600, &c->timeout) ? -1 : OPT_TAKEN;
+	default:
+		return OPT_NOT_MINE;
+	}
+	return OPT_TAKEN;
+}
+
+/* The reports (--json, --hdr, --svg, --svg-compare A B, --label), -q, --help,
+ * and getopt's complaints. */
+static int parse_output_opt(int ch, int argc, char **argv, struct bench_cfg *c,
+			    const char **cmp_a, const char **cmp_b)
+{
+	switch (ch) {
+	case O_JSON:
+		c->json = optarg;
+		break;
+	case O_HDR:
+		c->hdr = optarg;
+		break;
+	case O_SVG:
+		c->svg = optarg;
+		break;
+	case O_CMP:
+		*cmp_a = optarg;
+		if (optind >= argc || argv[optind][0] == '-') {
+			fprintf(stderr, "rcukv-cli bench: --svg-compare needs two JSON files\n");
+			return -1;
+		}
+		*cmp_b = argv[optind++];
+		break;
+	case O_LABEL:
+		c->label = optarg;
+		break;
+	case 'q':
+		c->quiet = 1;
+		break;
+	case O_HELP:
+		bench_usage(stdout);
+		return OPT_EXIT;
+	case ':':
+		fprintf(stderr, "rcukv-cli bench: option '%s' needs a value\n\n", argv[optind - 1]);
+		bench_usage(stderr);
+		return -1;
+	default:
+		fprintf(stderr, "rcukv-cli bench: unknown option '%s'\n\n", argv[optind - 1]);
 		bench_usage(stderr);
 		return -1;
 	}
+	return OPT_TAKEN;
+}
+
+/* After the options: the checks between them, the defaults that depend on
+ * them, and the --command split into arguments.  Return: 0, or -1. */
+static int bench_finish_cfg(struct bench_cfg *c)
+{
 	if (c->requests && c->duration > 0) {
 		fprintf(stderr, "rcukv-cli bench: give --requests or --duration, not both\n");
 		return -1;
@@ -540,6 +569,35 @@ static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **
 			return bench_bad("command", c->command, "empty or unbalanced quotes");
 	}
 	return 0;
+}
+
+/* Return 0 to run, 1 to exit 0 (help), -1 on a bad option; *cmp_a set for --svg-compare. */
+static int bench_parse(int argc, char **argv, struct bench_cfg *c, const char **cmp_a,
+		       const char **cmp_b)
+{
+	int ch;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":h:p:s:a:n:3t:c:P:r:d:w:R:k:q", bench_longopts,
+				 NULL)) != -1) {
+		int r = parse_conn_opt(ch, &c->conn);
+
+		if (r == OPT_NOT_MINE)
+			r = parse_load_opt(ch, c);
+		if (r == OPT_NOT_MINE)
+			r = parse_output_opt(ch, argc, argv, c, cmp_a, cmp_b);
+		if (r < 0)
+			return -1;
+		if (r == OPT_EXIT)
+			return 1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rcukv-cli bench: unexpected argument '%s'\n\n", argv[optind]);
+		bench_usage(stderr);
+		return -1;
+	}
+	return bench_finish_cfg(c);
 }
 
 /* ---- request generation ---- */
@@ -1161,17 +1219,10 @@ static void bench_free(struct bench *b, struct bench_result *res)
 	}
 }
 
-static int run_bench(struct bench_cfg *c)
+/* The payload and the kinds of request counted apart (GET and SET, or the
+ * --command's name in capitals). */
+static void bench_prepare(struct bench *b, const struct bench_cfg *c)
 {
-	struct bench *b = calloc(1, sizeof(*b));
-	struct bench_result *res = calloc(1, sizeof(*res));
-	size_t series_cap = 1024;
-	int rc = 0, progress;
-	char err[600];
-
-	if (!b || !res)
-		cli_die("out of memory");
-	b->cfg = *c;
 	if (c->pattern == PAT_ZIPF && build_zipf(b) != 0)
 		cli_die("out of memory for the zipf table");
 	b->payload = malloc(c->dmax + 1);
@@ -1190,25 +1241,41 @@ static int run_bench(struct bench_cfg *c)
 		strcpy(b->kind_name[K_GET], "GET");
 		strcpy(b->kind_name[K_SET], "SET");
 	}
+}
 
-	/* Connect everything first: an unreachable server or refused AUTH stops here. */
+/* Thread @i's state before it starts: its generator, lock, histograms and
+ * request quota. */
+static void bench_thread_init(struct bench *b, int i)
+{
+	const struct bench_cfg *c = &b->cfg;
+	struct bthread *t = &b->t[i];
+
+	t->b = b;
+	t->idx = i;
+	t->rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) ^ (uint64_t)now_ns();
+	if (!t->rng)
+		t->rng = 1;
+	if (pthread_mutex_init(&t->lock, NULL) != 0)
+		cli_die("pthread_mutex_init");
+	t->lock_ok = 1;
+	for (int k = 0; k < BENCH_MAX_KINDS; k++)
+		cli_hist_init(&t->hist[k]);
+	t->quota = c->requests ? c->requests / c->threads + (i < c->requests % c->threads) : -1;
+}
+
+/* Connect everything first: an unreachable server or refused AUTH stops here.
+ * Return: 0, or -1 with the reason in @err. */
+static int bench_connect_all(struct bench *b, char *err, size_t errlen)
+{
+	const struct bench_cfg *c = &b->cfg;
+
 	b->t = calloc((size_t)c->threads, sizeof(*b->t));
 	if (!b->t)
 		cli_die("out of memory");
 	for (int i = 0; i < c->threads; i++) {
 		struct bthread *t = &b->t[i];
-		t->b = b;
-		t->idx = i;
-		t->rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) ^ (uint64_t)now_ns();
-		if (!t->rng)
-			t->rng = 1;
-		if (pthread_mutex_init(&t->lock, NULL) != 0)
-			cli_die("pthread_mutex_init");
-		t->lock_ok = 1;
-		for (int k = 0; k < BENCH_MAX_KINDS; k++)
-			cli_hist_init(&t->hist[k]);
-		t->quota =
-		    c->requests ? c->requests / c->threads + (i < c->requests % c->threads) : -1;
+
+		bench_thread_init(b, i);
 		t->nconns = c->clients;
 		t->conns = calloc((size_t)c->clients, sizeof(*t->conns));
 		t->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -1219,47 +1286,77 @@ static int run_bench(struct bench_cfg *c)
 			k->q = calloc((size_t)c->pipeline, sizeof(*k->q));
 			if (!k->q)
 				cli_die("out of memory");
-			if (bench_connect(k, &c->conn, err, sizeof(err)) != 0) {
-				fprintf(stderr, "rcukv-cli bench: %s\n", err);
-				bench_free(b, res);
-				return 1;
-			}
+			if (bench_connect(k, &c->conn, err, errlen) != 0)
+				return -1;
 		}
 	}
-	progress = !c->quiet && isatty(STDERR_FILENO);
+	return 0;
+}
 
-	/* Schedule, then start the workers. */
+/* The run's clock: start, end of warmup, end; with --rate, each
+ * connection's interval and first slot. */
+static void bench_schedule(struct bench *b)
+{
+	const struct bench_cfg *c = &b->cfg;
 	int nconn = c->threads * c->clients;
+
 	b->t0 = now_ns() + 1000000; /* 1 ms for the threads to start */
 	b->measure_start = b->t0 + (uint64_t)(c->warmup * 1e9);
 	b->end = c->requests ? 0 : b->measure_start + (uint64_t)(c->duration * 1e9);
+	if (c->rate <= 0)
+		return;
 	for (int i = 0; i < c->threads; i++)
 		for (int j = 0; j < c->clients; j++) {
 			struct bconn *k = &b->t[i].conns[j];
-			if (c->rate > 0) {
-				k->interval = (uint64_t)(1e9 * nconn / c->rate);
-				if (!k->interval)
-					k->interval = 1;
-				/* Stagger the connections across one interval. */
-				k->next_slot = b->t0 + k->interval *
-							   (uint64_t)(i * c->clients + j) /
-							   (uint64_t)nconn;
-			}
-		}
-	for (int i = 0; i < c->threads; i++)
-		if (pthread_create(&b->t[i].tid, NULL, worker, &b->t[i]) != 0)
-			cli_die("pthread_create");
 
-	/* Sample throughput every 100 ms while the workers run. */
+			k->interval = (uint64_t)(1e9 * nconn / c->rate);
+			if (!k->interval)
+				k->interval = 1;
+			/* Stagger the connections across one interval. */
+			k->next_slot =
+			    b->t0 + k->interval * (uint64_t)(i * c->clients + j) / (uint64_t)nconn;
+		}
+}
+
+/* 1 when every worker has finished. */
+static int bench_all_finished(const struct bench *b)
+{
+	int fin = 1;
+
+	for (int i = 0; i < b->cfg.threads; i++)
+		/* Acquire: pairs with the release store at the end of worker(). */
+		if (!atomic_load_explicit(&b->t[i].finished, memory_order_acquire))
+			fin = 0;
+	return fin;
+}
+
+/* Append one throughput sample to @res's series, growing it when full (a
+ * failed growth drops the sample). */
+static void series_add(struct bench_result *res, size_t *cap, double v)
+{
+	if (res->nseries == *cap) {
+		double *p = realloc(res->series, sizeof(double) * *cap * 2);
+		if (p) {
+			res->series = p;
+			*cap *= 2;
+		}
+	}
+	if (res->series && res->nseries < *cap)
+		res->series[res->nseries++] = v;
+}
+
+/* Sample throughput every 100 ms while the workers run (and print the
+ * progress line each second when @progress), until every worker finished. */
+static void bench_sample(struct bench *b, struct bench_result *res, int progress)
+{
+	const struct bench_cfg *c = &b->cfg;
+	size_t series_cap = 1024;
+	uint64_t last_done = 0, tick = b->measure_start, last_progress = b->t0;
+
 	res->series_interval = 0.1;
 	res->series = malloc(sizeof(double) * series_cap);
-	uint64_t last_done = 0, tick = b->measure_start, last_progress = b->t0;
 	for (;;) {
-		int fin = 1;
-		for (int i = 0; i < c->threads; i++)
-			/* Acquire: pairs with the release store at the end of worker(). */
-			if (!atomic_load_explicit(&b->t[i].finished, memory_order_acquire))
-				fin = 0;
+		int fin = bench_all_finished(b);
 		uint64_t now = now_ns();
 		if ((now >= tick + 100000000ull || fin) && now > tick) {
 			uint64_t done = 0, errs = 0;
@@ -1270,15 +1367,8 @@ static int run_bench(struct bench_cfg *c)
 				errs += atomic_load_explicit(&b->t[i].errors_live,
 							     memory_order_relaxed);
 			}
-			if (res->nseries == series_cap) {
-				double *p = realloc(res->series, sizeof(double) * series_cap * 2);
-				if (p) {
-					res->series = p;
-					series_cap *= 2;
-				}
-			}
-			if (res->series && res->nseries < series_cap && (!fin || dt >= 0.05))
-				res->series[res->nseries++] = (double)(done - last_done) / dt;
+			if (!fin || dt >= 0.05)
+				series_add(res, &series_cap, (double)(done - last_done) / dt);
 			last_done = done;
 			tick = now;
 			if (progress && now >= last_progress + 1000000000ull) {
@@ -1295,18 +1385,31 @@ static int run_bench(struct bench_cfg *c)
 	}
 	if (progress)
 		fprintf(stderr, "\n");
+}
+
+/* Join the workers.  @last: the latest reply of any (at least the start of
+ * the measurement).  Return: 1 when every connection was lost. */
+static int bench_join(struct bench *b, uint64_t *last)
+{
 	int lost = 1;
-	uint64_t last = b->measure_start;
-	for (int i = 0; i < c->threads; i++) {
+
+	*last = b->measure_start;
+	for (int i = 0; i < b->cfg.threads; i++) {
 		if (pthread_join(b->t[i].tid, NULL) != 0)
 			cli_die("pthread_join");
 		if (!b->t[i].lost)
 			lost = 0;
-		if (b->t[i].last_reply > last)
-			last = b->t[i].last_reply;
+		if (b->t[i].last_reply > *last)
+			*last = b->t[i].last_reply;
 	}
+	return lost;
+}
 
-	/* Gather the figures. */
+/* What the run was asked to do, for the reports. */
+static void result_describe(struct bench_result *res, const struct bench *b)
+{
+	const struct bench_cfg *c = &b->cfg;
+
 	if (c->conn.socket)
 		snprintf(res->target, sizeof(res->target), "%s", c->conn.socket);
 	else
@@ -1334,8 +1437,36 @@ static int run_bench(struct bench_cfg *c)
 		snprintf(res->kind_name[k], sizeof(res->kind_name[k]), "%s", b->kind_name[k]);
 		cli_hist_init(&res->kind_hist[k]);
 	}
-	for (int i = 0; i < c->threads; i++) {
-		struct bthread *t = &b->t[i];
+}
+
+/* Add thread @t's error counts to @res's, by error name; past
+ * BENCH_MAX_ERRTYPES names the last slot takes the rest. */
+static void result_merge_errors(struct bench_result *res, const struct bthread *t)
+{
+	for (int e = 0; e < t->nerr; e++) {
+		int j;
+		for (j = 0; j < res->nerr; j++)
+			if (!strcmp(res->err[j].name, t->err[e].name))
+				break;
+		if (j == res->nerr) {
+			if (res->nerr == BENCH_MAX_ERRTYPES)
+				j = BENCH_MAX_ERRTYPES - 1;
+			else
+				res->err[res->nerr++] = (struct bench_errtype){.n = 0};
+			if (!res->err[j].name[0])
+				snprintf(res->err[j].name, sizeof(res->err[j].name), "%s",
+					 t->err[e].name);
+		}
+		res->err[j].n += t->err[e].n;
+	}
+}
+
+/* Sum the threads' histograms and counts into @res; @last: the latest reply,
+ * which ends the measured time (at least the asked duration). */
+static void result_merge(struct bench_result *res, const struct bench *b, uint64_t last)
+{
+	for (int i = 0; i < b->cfg.threads; i++) {
+		const struct bthread *t = &b->t[i];
 		for (int k = 0; k < b->nkinds; k++) {
 			cli_hist_merge(&res->kind_hist[k], &t->hist[k]);
 			cli_hist_merge(&res->all, &t->hist[k]);
@@ -1346,27 +1477,19 @@ static int run_bench(struct bench_cfg *c)
 			res->hits += t->khits[k];
 			res->misses += t->kmiss[k];
 		}
-		for (int e = 0; e < t->nerr; e++) {
-			int j;
-			for (j = 0; j < res->nerr; j++)
-				if (!strcmp(res->err[j].name, t->err[e].name))
-					break;
-			if (j == res->nerr) {
-				if (res->nerr == BENCH_MAX_ERRTYPES)
-					j = BENCH_MAX_ERRTYPES - 1;
-				else
-					res->err[res->nerr++] = (struct bench_errtype){.n = 0};
-				if (!res->err[j].name[0])
-					snprintf(res->err[j].name, sizeof(res->err[j].name), "%s",
-						 t->err[e].name);
-			}
-			res->err[j].n += t->err[e].n;
-		}
+		result_merge_errors(res, t);
 		res->errors += t->errors;
 	}
 	res->elapsed = last > b->measure_start ? (double)(last - b->measure_start) / 1e9 : 0;
 	if (b->end && res->elapsed < (double)(b->end - b->measure_start) / 1e9)
 		res->elapsed = (double)(b->end - b->measure_start) / 1e9;
+}
+
+/* The text report on stdout, then the files asked for.  Return: 0, or 1
+ * when a file could not be written or every connection was lost. */
+static int bench_report(const struct bench_result *res, const struct bench_cfg *c, int lost)
+{
+	int rc = 0;
 
 	bench_report_text(res, stdout);
 	fflush(stdout);
@@ -1382,6 +1505,37 @@ static int run_bench(struct bench_cfg *c)
 			res->target);
 		rc = 1;
 	}
+	return rc;
+}
+
+/* One run: prepare, connect, schedule, run the workers while sampling, then
+ * gather and report.  Return: the exit status. */
+static int run_bench(struct bench_cfg *c)
+{
+	struct bench *b = calloc(1, sizeof(*b));
+	struct bench_result *res = calloc(1, sizeof(*res));
+	uint64_t last;
+	int rc, lost;
+	char err[600];
+
+	if (!b || !res)
+		cli_die("out of memory");
+	b->cfg = *c;
+	bench_prepare(b, c);
+	if (bench_connect_all(b, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rcukv-cli bench: %s\n", err);
+		bench_free(b, res);
+		return 1;
+	}
+	bench_schedule(b);
+	for (int i = 0; i < c->threads; i++)
+		if (pthread_create(&b->t[i].tid, NULL, worker, &b->t[i]) != 0)
+			cli_die("pthread_create");
+	bench_sample(b, res, !c->quiet && isatty(STDERR_FILENO));
+	lost = bench_join(b, &last);
+	result_describe(res, b);
+	result_merge(res, b, last);
+	rc = bench_report(res, c, lost);
 	bench_free(b, res);
 	return rc;
 }

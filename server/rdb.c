@@ -1047,14 +1047,11 @@ static int64_t now_ms_real(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int rd_body(struct rd *r, const struct rdb_load_cbs *cb, const struct rdb_load_opts *o,
-		   struct rdb_load_stats *st)
+/* "REDISnnnn": the magic and the version, which must be one this reader
+ * takes.  Return: 0, or the error. */
+static int rd_header(struct rd *r, struct rdb_load_stats *st)
 {
-	unsigned char magic[9], b[8];
-	uint32_t dbnum = 0;
-	int64_t expire = -1, idle = -1, now = o->now_ms ? o->now_ms : now_ms_real();
-	int freq = -1;
-	uint64_t rec_off = UINT64_MAX;
+	unsigned char magic[9];
 	int ver = 0;
 
 	if (rd_read(r, magic, 9, "header"))
@@ -1071,161 +1068,255 @@ static int rd_body(struct rd *r, const struct rdb_load_cbs *cb, const struct rdb
 		return rd_fail_at(r, 5, -ENOTSUP,
 				  "RDB version %d not supported (this reader takes 1 to %d)", ver,
 				  RDB_MAX_READ_VERSION);
+	return 0;
+}
 
+/* The state rd_body() carries from one opcode to the next: the current
+ * database, and the attributes (expiry, LRU idle, LFU frequency, first byte)
+ * of the key record being read, reset after each key. */
+struct rd_ctx {
+	const struct rdb_load_cbs *cb;
+	const struct rdb_load_opts *o;
+	struct rdb_load_stats *st;
+	uint32_t dbnum;
+	int64_t now;
+	int64_t expire, idle;
+	int freq;
+	uint64_t rec_off;
+};
+
+/* What an opcode reader returns when the opcode is not one of its own. */
+#define RD_NOT_MINE 1
+
+static void rd_ctx_key_done(struct rd_ctx *x)
+{
+	x->expire = -1;
+	x->idle = -1;
+	x->freq = -1;
+}
+
+/* EXPIRETIME, EXPIRETIME_MS, FREQ, IDLE: attributes of the key that follows.
+ * Return: 0, RD_NOT_MINE, or the error. */
+static int rd_key_attr(struct rd *r, unsigned type, struct rd_ctx *x)
+{
+	unsigned char b[8];
+	unsigned f = 0;
+	uint64_t a;
+
+	switch (type) {
+	case OP_EXPIRETIME:
+		if (rd_read(r, b, 4, "expire time"))
+			return r->err;
+		x->expire = (int64_t)(int32_t)le_u64(b, 4) * 1000;
+		return 0;
+	case OP_EXPIRETIME_MS:
+		if (rd_read(r, b, 8, "expire time"))
+			return r->err;
+		x->expire = (int64_t)le_u64(b, 8);
+		return 0;
+	case OP_FREQ:
+		if (rd_u8(r, &f, "LFU frequency"))
+			return r->err;
+		x->freq = (int)f;
+		return 0;
+	case OP_IDLE:
+		if (rd_len(r, &a, NULL, "LRU idle time"))
+			return r->err;
+		x->idle = a > INT64_MAX ? INT64_MAX : (int64_t)a;
+		return 0;
+	default:
+		return RD_NOT_MINE;
+	}
+}
+
+/* MODULE_AUX: skipped through its opcode stream, after checking its 'when'. */
+static int rd_module_aux(struct rd *r, uint64_t start, struct rdb_load_stats *st)
+{
+	uint64_t a;
+
+	if (rd_len(r, &a, NULL, "module id") || rd_len(r, &a, NULL, "module aux when opcode"))
+		return r->err;
+	if (a != MOP_UINT)
+		return rd_fail_at(r, start, -EBADMSG,
+				  "MODULE_AUX 'when' has opcode %llu, not an integer",
+				  (unsigned long long)a);
+	if (rd_len(r, &a, NULL, "module aux when") || rd_skip_module(r))
+		return r->err;
+	st->module_aux++;
+	return 0;
+}
+
+/* The opcodes that are not keys: SELECTDB, RESIZEDB, AUX, MODULE_AUX and
+ * the functions.  *@cr gets a callback's refusal.  Return: 0, RD_NOT_MINE,
+ * or the error. */
+static int rd_meta(struct rd *r, unsigned type, uint64_t start, struct rd_ctx *x, int *cr)
+{
+	const struct rdb_load_cbs *cb = x->cb;
+	uint64_t a, bb;
+
+	switch (type) {
+	case OP_SELECTDB:
+		if (rd_len(r, &a, NULL, "database number"))
+			return r->err;
+		if (a > UINT32_MAX)
+			return rd_fail_at(r, start, -EBADMSG, "database number %llu out of range",
+					  (unsigned long long)a);
+		x->dbnum = (uint32_t)a;
+		if (cb->select_db)
+			*cr = cb->select_db(cb->arg, x->dbnum);
+		return 0;
+	case OP_RESIZEDB:
+		if (rd_len(r, &a, NULL, "db size") || rd_len(r, &bb, NULL, "expires size"))
+			return r->err;
+		if (cb->resize_db)
+			*cr = cb->resize_db(cb->arg, x->dbnum, a, bb);
+		return 0;
+	case OP_AUX: {
+		struct sbuf *k = &r->key, *v = &r->val;
+
+		if (rd_string(r, k, "AUX name") || rd_string(r, v, "AUX value"))
+			return r->err;
+		x->st->aux_fields++;
+		if (cb->aux)
+			*cr = cb->aux(cb->arg, k->p, k->len, v->p, v->len);
+		return 0;
+	}
+	case OP_MODULE_AUX:
+		return rd_module_aux(r, start, x->st);
+	case OP_FUNCTION2:
+		if (rd_string(r, NULL, "function library"))
+			return r->err;
+		x->st->functions++;
+		return 0;
+	case OP_FUNCTION_PRE_GA:
+		return rd_fail_at(
+		    r, start, -ENOTSUP,
+		    "pre-release FUNCTION format (RC builds of Redis 7.0) not supported");
+	default:
+		return RD_NOT_MINE;
+	}
+}
+
+/* A string key's value: read it and hand the key to the string_kv callback
+ * (*@cr gets its refusal).  Return: 0, or the error. */
+static int rd_string_kv(struct rd *r, struct rd_ctx *x, int *cr)
+{
+	struct rdb_kv kv;
+
+	if (rd_string(r, &r->val, "string value"))
+		return r->err;
+	kv.dbnum = x->dbnum;
+	kv.key = r->key.p;
+	kv.klen = r->key.len;
+	kv.val = r->val.p;
+	kv.vlen = r->val.len;
+	kv.expire_ms = x->expire;
+	kv.expired = x->expire != -1 && x->expire < x->now;
+	kv.lru_idle = x->idle;
+	kv.lfu_freq = x->freq;
+	kv.offset = x->rec_off;
+	kv.end = r->off;
+	x->st->keys++;
+	x->st->expired += kv.expired;
+	if (x->cb->string_kv)
+		*cr = x->cb->string_kv(x->cb->arg, &kv);
+	return 0;
+}
+
+/* A key record of value type @type (a string, or a type skipped when
+ * skip_unsupported allows, else refused).  Return: 0, or the error. */
+static int rd_key_record(struct rd *r, unsigned type, uint64_t start, struct rd_ctx *x, int *cr)
+{
+	const struct type_info *ti;
+	char shown[300];
+
+	if (type >= TYPE_TAB_LEN || !type_tab[type].known)
+		return rd_fail_at(r, start, -EBADMSG, "unknown value type or opcode %u", type);
+	ti = &type_tab[type];
+	if (rd_string(r, &r->key, "key"))
+		return r->err;
+	if (type == 0) {
+		if (rd_string_kv(r, x, cr))
+			return r->err;
+	} else if (x->o->skip_unsupported && type != 6) {
+		if (rd_skip_value(r, type))
+			return r->err;
+		x->st->skipped[ti->kind]++;
+		x->st->skipped_total++;
+	} else {
+		return rd_fail_at(r, start, -ENOTSUP,
+				  "key \"%s\" (db %u) is a %s (RDB type %u, %s); only strings "
+				  "are supported%s",
+				  show_key(&r->key, shown, sizeof(shown)), x->dbnum,
+				  rdb_kind_name(ti->kind), type, ti->enc,
+				  type == 6 ? " and pre-GA module values cannot be skipped"
+					    : ", or set skip_unsupported to skip such keys");
+	}
+	rd_ctx_key_done(x);
+	return 0;
+}
+
+/* After EOF (RDB 5 and later): the CRC64 of every byte before it; zero
+ * means the writer had checksums off.  Return: 0, or the error. */
+static int rd_checksum(struct rd *r, const struct rdb_load_opts *o, struct rdb_load_stats *st)
+{
+	unsigned char b[8];
+	uint64_t crc = r->crc, want;
+
+	if (rd_read(r, b, 8, "checksum"))
+		return r->err;
+	want = le_u64(b, 8);
+	if (want && !o->ignore_checksum) {
+		if (want != crc)
+			return rd_fail_at(r, r->off - 8, -EBADMSG,
+					  "checksum mismatch: file says %016llx, data gives %016llx",
+					  (unsigned long long)want, (unsigned long long)crc);
+		st->checksum_verified = true;
+	}
+	return 0;
+}
+
+/* The whole file: the header, then opcode after opcode until EOF, then the
+ * checksum.  A record's attributes (expiry, idle, frequency) come before
+ * it; everything else is a record of its own, after which a callback's
+ * refusal stops the load.  Return: 0, or the error. */
+static int rd_body(struct rd *r, const struct rdb_load_cbs *cb, const struct rdb_load_opts *o,
+		   struct rdb_load_stats *st)
+{
+	struct rd_ctx x = {.cb = cb, .o = o, .st = st, .rec_off = UINT64_MAX};
+	int e;
+
+	x.now = o->now_ms ? o->now_ms : now_ms_real();
+	rd_ctx_key_done(&x);
+	e = rd_header(r, st);
+	if (e)
+		return e;
 	for (;;) {
-		uint64_t start = r->off, a, bb;
+		uint64_t start = r->off;
 		unsigned type = 0;
 		int cr = 0;
 
-		if (rec_off == UINT64_MAX)
-			rec_off = start;
+		if (x.rec_off == UINT64_MAX)
+			x.rec_off = start;
 		if (rd_u8(r, &type, "opcode"))
 			return r->err;
-		switch (type) {
-		case OP_EXPIRETIME:
-			if (rd_read(r, b, 4, "expire time"))
-				return r->err;
-			expire = (int64_t)(int32_t)le_u64(b, 4) * 1000;
+		if (type == OP_EOF)
+			break;
+		e = rd_key_attr(r, type, &x);
+		if (e == 0)
 			continue;
-		case OP_EXPIRETIME_MS:
-			if (rd_read(r, b, 8, "expire time"))
-				return r->err;
-			expire = (int64_t)le_u64(b, 8);
-			continue;
-		case OP_FREQ:
-			if (rd_u8(r, &type, "LFU frequency"))
-				return r->err;
-			freq = (int)type;
-			continue;
-		case OP_IDLE:
-			if (rd_len(r, &a, NULL, "LRU idle time"))
-				return r->err;
-			idle = a > INT64_MAX ? INT64_MAX : (int64_t)a;
-			continue;
-		case OP_SELECTDB:
-			if (rd_len(r, &a, NULL, "database number"))
-				return r->err;
-			if (a > UINT32_MAX)
-				return rd_fail_at(r, start, -EBADMSG,
-						  "database number %llu out of range",
-						  (unsigned long long)a);
-			dbnum = (uint32_t)a;
-			if (cb->select_db)
-				cr = cb->select_db(cb->arg, dbnum);
-			break;
-		case OP_RESIZEDB:
-			if (rd_len(r, &a, NULL, "db size") || rd_len(r, &bb, NULL, "expires size"))
-				return r->err;
-			if (cb->resize_db)
-				cr = cb->resize_db(cb->arg, dbnum, a, bb);
-			break;
-		case OP_AUX: {
-			struct sbuf *k = &r->key, *v = &r->val;
-
-			if (rd_string(r, k, "AUX name") || rd_string(r, v, "AUX value"))
-				return r->err;
-			st->aux_fields++;
-			if (cb->aux)
-				cr = cb->aux(cb->arg, k->p, k->len, v->p, v->len);
-			break;
-		}
-		case OP_MODULE_AUX:
-			if (rd_len(r, &a, NULL, "module id") ||
-			    rd_len(r, &a, NULL, "module aux when opcode"))
-				return r->err;
-			if (a != MOP_UINT)
-				return rd_fail_at(
-				    r, start, -EBADMSG,
-				    "MODULE_AUX 'when' has opcode %llu, not an integer",
-				    (unsigned long long)a);
-			if (rd_len(r, &a, NULL, "module aux when") || rd_skip_module(r))
-				return r->err;
-			st->module_aux++;
-			break;
-		case OP_FUNCTION2:
-			if (rd_string(r, NULL, "function library"))
-				return r->err;
-			st->functions++;
-			break;
-		case OP_FUNCTION_PRE_GA:
-			return rd_fail_at(
-			    r, start, -ENOTSUP,
-			    "pre-release FUNCTION format (RC builds of Redis 7.0) not supported");
-		case OP_EOF:
-			goto eof;
-		default: {
-			const struct type_info *ti;
-			char shown[300];
-
-			if (type >= TYPE_TAB_LEN || !type_tab[type].known)
-				return rd_fail_at(r, start, -EBADMSG,
-						  "unknown value type or opcode %u", type);
-			ti = &type_tab[type];
-			if (rd_string(r, &r->key, "key"))
-				return r->err;
-			if (type == 0) {
-				struct rdb_kv kv;
-
-				if (rd_string(r, &r->val, "string value"))
-					return r->err;
-				kv.dbnum = dbnum;
-				kv.key = r->key.p;
-				kv.klen = r->key.len;
-				kv.val = r->val.p;
-				kv.vlen = r->val.len;
-				kv.expire_ms = expire;
-				kv.expired = expire != -1 && expire < now;
-				kv.lru_idle = idle;
-				kv.lfu_freq = freq;
-				kv.offset = rec_off;
-				kv.end = r->off;
-				st->keys++;
-				st->expired += kv.expired;
-				if (cb->string_kv)
-					cr = cb->string_kv(cb->arg, &kv);
-			} else if (o->skip_unsupported && type != 6) {
-				if (rd_skip_value(r, type))
-					return r->err;
-				st->skipped[ti->kind]++;
-				st->skipped_total++;
-			} else {
-				return rd_fail_at(
-				    r, start, -ENOTSUP,
-				    "key \"%s\" (db %u) is a %s (RDB type %u, %s); only strings "
-				    "are supported%s",
-				    show_key(&r->key, shown, sizeof(shown)), dbnum,
-				    rdb_kind_name(ti->kind), type, ti->enc,
-				    type == 6 ? " and pre-GA module values cannot be skipped"
-					      : ", or set skip_unsupported to skip such keys");
-			}
-			expire = -1;
-			idle = -1;
-			freq = -1;
-			break;
-		}
-		}
-		rec_off = UINT64_MAX;
+		if (e == RD_NOT_MINE)
+			e = rd_meta(r, type, start, &x, &cr);
+		if (e == RD_NOT_MINE)
+			e = rd_key_record(r, type, start, &x, &cr);
+		if (e)
+			return e;
+		x.rec_off = UINT64_MAX;
 		if (cr)
 			return rd_fail_at(r, start, cr, "load callback refused the record (%s)",
 					  strerror(cr < 0 ? -cr : cr));
 	}
-eof:
-	if (ver >= 5) {
-		uint64_t crc = r->crc, want;
-
-		if (rd_read(r, b, 8, "checksum"))
-			return r->err;
-		want = le_u64(b, 8);
-		if (want && !o->ignore_checksum) {
-			if (want != crc)
-				return rd_fail_at(
-				    r, r->off - 8, -EBADMSG,
-				    "checksum mismatch: file says %016llx, data gives %016llx",
-				    (unsigned long long)want, (unsigned long long)crc);
-			st->checksum_verified = true;
-		}
-	}
-	return 0;
+	return r->version >= 5 ? rd_checksum(r, o, st) : 0;
 }
 
 int rdb_load_fd(int fd, const struct rdb_load_cbs *cb, const struct rdb_load_opts *o,

@@ -305,10 +305,19 @@ static void fmt_pct(char *b, size_t n, int decade)
 	}
 }
 
-static void write_svg(FILE *f, struct series *s, int ns, const char *title)
+/* The two panels' scales, from every series: the percentile axis in
+ * decades of 1/(1-p) (at most 7), latency (ms) and throughput tops with
+ * their tick steps, and the time axis. */
+struct svg_axes {
+	double xmax_dec;    /* percentile axis length, decades */
+	double ytop, ystep; /* latency, ms */
+	double ttop, tstep; /* throughput, ops/s */
+	double xtop, xstep; /* time, s */
+};
+
+static void svg_axes(struct svg_axes *a, const struct series *s, int ns)
 {
 	double xmax_dec = 1, ymax = 0, tmax = 0, tlen = 0;
-	char buf[64];
 
 	for (int i = 0; i < ns; i++) {
 		for (size_t j = 0; j < s[i].n; j++)
@@ -329,13 +338,18 @@ static void write_svg(FILE *f, struct series *s, int ns, const char *title)
 	if (xmax_dec > 7)
 		xmax_dec = 7;
 	ymax /= 1000.0; /* ms */
-	double ystep = nice_step(ymax > 0 ? ymax : 1);
-	double ytop = ceil((ymax > 0 ? ymax * 1.05 : 1) / ystep) * ystep;
-	double tstep = nice_step(tmax > 0 ? tmax : 1);
-	double ttop = ceil((tmax > 0 ? tmax * 1.05 : 1) / tstep) * tstep;
-	double xstep = nice_step(tlen > 0 ? tlen : 1);
-	double xtop = tlen > 0 ? tlen : 1;
+	a->xmax_dec = xmax_dec;
+	a->ystep = nice_step(ymax > 0 ? ymax : 1);
+	a->ytop = ceil((ymax > 0 ? ymax * 1.05 : 1) / a->ystep) * a->ystep;
+	a->tstep = nice_step(tmax > 0 ? tmax : 1);
+	a->ttop = ceil((tmax > 0 ? tmax * 1.05 : 1) / a->tstep) * a->tstep;
+	a->xstep = nice_step(tlen > 0 ? tlen : 1);
+	a->xtop = tlen > 0 ? tlen : 1;
+}
 
+/* The document's head, the title, and one legend line per series. */
+static void svg_head(FILE *f, const struct series *s, int ns, const char *title)
+{
 	fprintf(f,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -354,110 +368,153 @@ static void write_svg(FILE *f, struct series *s, int ns, const char *title)
 		fprintf(f, ": %.0f ops/s, p50 %.3f ms, p99 %.3f ms, max %.3f ms</text>\n", s[i].ops,
 			s[i].p50 / 1000, s[i].p99 / 1000, s[i].max / 1000);
 	}
+}
 
-	/* Panel 1: latency by percentile, log axis on 1/(1-p). */
+/* Horizontal grid lines of a panel from @top to @bottom, one per @step up
+ * to @vtop; the caller opens and closes the group. */
+static void svg_hgrid(FILE *f, int top, int bottom, double vtop, double step)
+{
+	for (double y = 0; y <= vtop + step / 2; y += step) {
+		double py = bottom - (bottom - top) * y / vtop;
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", PL, py, PR, py);
+	}
+}
+
+/* A panel's frame. */
+static void svg_frame(FILE *f, int top, int bottom)
+{
+	fprintf(f,
+		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+		"stroke=\"#333\"/>\n",
+		PL, top, PR - PL, bottom - top);
+}
+
+/* Panel 1's title, grid, axis labels and frame: latency by percentile, log
+ * axis on 1/(1-p). */
+static void svg_latency_axes(FILE *f, const struct svg_axes *a)
+{
+	char buf[64];
+
 	fprintf(f,
 		"<text x=\"%d\" y=\"%d\" font-weight=\"bold\">Latency by percentile "
 		"(ms)</text>\n",
 		PR - 200, T1 - 8);
 	fprintf(f, "<g stroke=\"#ddd\">\n");
-	for (double y = 0; y <= ytop + ystep / 2; y += ystep) {
-		double py = B1 - (B1 - T1) * y / ytop;
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", PL, py, PR, py);
-	}
-	for (int d = 0; d <= (int)xmax_dec; d++) {
-		double px = PL + (PR - PL) * d / xmax_dec;
+	svg_hgrid(f, T1, B1, a->ytop, a->ystep);
+	for (int d = 0; d <= (int)a->xmax_dec; d++) {
+		double px = PL + (PR - PL) * d / a->xmax_dec;
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", px, T1, px, B1);
 	}
 	fprintf(f, "</g>\n<g text-anchor=\"end\">\n");
-	for (double y = 0; y <= ytop + ystep / 2; y += ystep)
+	for (double y = 0; y <= a->ytop + a->ystep / 2; y += a->ystep)
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\">%g</text>\n", PL - 6,
-			B1 - (B1 - T1) * y / ytop + 4, y);
+			B1 - (B1 - T1) * y / a->ytop + 4, y);
 	fprintf(f, "</g>\n<g text-anchor=\"middle\">\n");
-	for (int d = 0; d <= (int)xmax_dec; d++) {
+	for (int d = 0; d <= (int)a->xmax_dec; d++) {
 		fmt_pct(buf, sizeof(buf), d);
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s</text>\n", PL + (PR - PL) * d / xmax_dec,
-			B1 + 16, buf);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s</text>\n",
+			PL + (PR - PL) * d / a->xmax_dec, B1 + 16, buf);
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\">percentile (log scale of 1/(1-p))</text>\n",
 		(PL + PR) / 2, B1 + 34);
 	fprintf(f, "</g>\n");
-	fprintf(f,
-		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-		"stroke=\"#333\"/>\n",
-		PL, T1, PR - PL, B1 - T1);
-	for (int i = 0; i < ns; i++) {
-		if (!s[i].n)
-			continue;
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
-			colors[i]);
-		for (size_t j = 0; j < s[i].n; j++) {
-			double d =
-			    s[i].pct[j] >= 100 ? xmax_dec : log10(100.0 / (100.0 - s[i].pct[j]));
-			if (d > xmax_dec)
-				d = xmax_dec;
-			fprintf(f, "%.1f,%.1f ", PL + (PR - PL) * d / xmax_dec,
-				B1 - (B1 - T1) * (s[i].val[j] / 1000.0) / ytop);
-		}
-		fprintf(f, "\"/>\n");
-		/* Mark p50, p99, p99.9 with their values: series 0 labels right, series 1 left. */
-		const double mp[3] = {50, 99, 99.9};
-		const double mv[3] = {s[i].p50, s[i].p99, s[i].p999};
-		const char *mn[3] = {"p50", "p99", "p99.9"};
-		for (int m = 0; m < 3; m++) {
-			double d = log10(100.0 / (100.0 - mp[m]));
-			if (d > xmax_dec || mv[m] <= 0)
-				continue;
-			double px = PL + (PR - PL) * d / xmax_dec;
-			double py = B1 - (B1 - T1) * (mv[m] / 1000.0) / ytop;
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", px,
-				py, colors[i]);
-			fprintf(f,
-				"<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\" "
-				"stroke=\"white\" "
-				"stroke-width=\"3\" paint-order=\"stroke\"%s>%s %.3f ms"
-				"</text>\n",
-				i == 0 ? px + 5 : px - 5, py - 7, colors[i],
-				i == 0 ? "" : " text-anchor=\"end\"", mn[m], mv[m] / 1000.0);
-		}
-	}
+	svg_frame(f, T1, B1);
+}
 
-	/* Panel 2: throughput over time. */
+/* Series @i's p50, p99 and p99.9 marked with their values: series 0 labels
+ * right, series 1 left. */
+static void svg_latency_marks(FILE *f, const struct series *s, int i, const struct svg_axes *a)
+{
+	const double mp[3] = {50, 99, 99.9};
+	const double mv[3] = {s->p50, s->p99, s->p999};
+	const char *mn[3] = {"p50", "p99", "p99.9"};
+
+	for (int m = 0; m < 3; m++) {
+		double d = log10(100.0 / (100.0 - mp[m]));
+		if (d > a->xmax_dec || mv[m] <= 0)
+			continue;
+		double px = PL + (PR - PL) * d / a->xmax_dec;
+		double py = B1 - (B1 - T1) * (mv[m] / 1000.0) / a->ytop;
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", px, py,
+			colors[i]);
+		fprintf(f,
+			"<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\" "
+			"stroke=\"white\" "
+			"stroke-width=\"3\" paint-order=\"stroke\"%s>%s %.3f ms"
+			"</text>\n",
+			i == 0 ? px + 5 : px - 5, py - 7, colors[i],
+			i == 0 ? "" : " text-anchor=\"end\"", mn[m], mv[m] / 1000.0);
+	}
+}
+
+/* Series @i's latency curve in panel 1, with its marks. */
+static void svg_latency_curve(FILE *f, const struct series *s, int i, const struct svg_axes *a)
+{
+	if (!s->n)
+		return;
+	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
+		colors[i]);
+	for (size_t j = 0; j < s->n; j++) {
+		double d = s->pct[j] >= 100 ? a->xmax_dec : log10(100.0 / (100.0 - s->pct[j]));
+		if (d > a->xmax_dec)
+			d = a->xmax_dec;
+		fprintf(f, "%.1f,%.1f ", PL + (PR - PL) * d / a->xmax_dec,
+			B1 - (B1 - T1) * (s->val[j] / 1000.0) / a->ytop);
+	}
+	fprintf(f, "\"/>\n");
+	svg_latency_marks(f, s, i, a);
+}
+
+/* Panel 2's title, grid, axis labels and frame: throughput over time. */
+static void svg_tput_axes(FILE *f, const struct svg_axes *a)
+{
 	fprintf(f,
 		"<text x=\"%d\" y=\"%d\" font-weight=\"bold\">Throughput (ops/s) over "
 		"time (s)</text>\n",
 		PL, T2 - 8);
 	fprintf(f, "<g stroke=\"#ddd\">\n");
-	for (double y = 0; y <= ttop + tstep / 2; y += tstep) {
-		double py = B2 - (B2 - T2) * y / ttop;
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", PL, py, PR, py);
-	}
+	svg_hgrid(f, T2, B2, a->ttop, a->tstep);
 	fprintf(f, "</g>\n<g text-anchor=\"end\">\n");
-	for (double y = 0; y <= ttop + tstep / 2; y += tstep)
+	for (double y = 0; y <= a->ttop + a->tstep / 2; y += a->tstep)
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\">%.6g</text>\n", PL - 6,
-			B2 - (B2 - T2) * y / ttop + 4, y);
+			B2 - (B2 - T2) * y / a->ttop + 4, y);
 	fprintf(f, "</g>\n<g text-anchor=\"middle\">\n");
-	for (double x = 0; x <= xtop + 1e-9; x += xstep)
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%g</text>\n", PL + (PR - PL) * x / xtop,
+	for (double x = 0; x <= a->xtop + 1e-9; x += a->xstep)
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%g</text>\n", PL + (PR - PL) * x / a->xtop,
 			B2 + 16, x);
 	fprintf(f, "<text x=\"%d\" y=\"%d\">time since the start of measurement (s)</text>\n",
 		(PL + PR) / 2, B2 + 34);
 	fprintf(f, "</g>\n");
-	fprintf(f,
-		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-		"stroke=\"#333\"/>\n",
-		PL, T2, PR - PL, B2 - T2);
-	for (int i = 0; i < ns; i++) {
-		if (!s[i].ntput)
-			continue;
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
-			colors[i]);
-		for (size_t j = 0; j < s[i].ntput; j++)
-			fprintf(f, "%.1f,%.1f ",
-				PL + (PR - PL) * ((double)(j + 1) * s[i].interval) / xtop,
-				B2 - (B2 - T2) * s[i].tput[j] / ttop);
-		fprintf(f, "\"/>\n");
-	}
+	svg_frame(f, T2, B2);
+}
+
+/* Series @i's throughput samples in panel 2. */
+static void svg_tput_curve(FILE *f, const struct series *s, int i, const struct svg_axes *a)
+{
+	if (!s->ntput)
+		return;
+	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
+		colors[i]);
+	for (size_t j = 0; j < s->ntput; j++)
+		fprintf(f, "%.1f,%.1f ", PL + (PR - PL) * ((double)(j + 1) * s->interval) / a->xtop,
+			B2 - (B2 - T2) * s->tput[j] / a->ttop);
+	fprintf(f, "\"/>\n");
+}
+
+/* The chart of @ns series (1 or 2): legend, latency by percentile, then
+ * throughput over time. */
+static void write_svg(FILE *f, struct series *s, int ns, const char *title)
+{
+	struct svg_axes a;
+
+	svg_axes(&a, s, ns);
+	svg_head(f, s, ns, title);
+	svg_latency_axes(f, &a);
+	for (int i = 0; i < ns; i++)
+		svg_latency_curve(f, &s[i], i, &a);
+	svg_tput_axes(f, &a);
+	for (int i = 0; i < ns; i++)
+		svg_tput_curve(f, &s[i], i, &a);
 	fprintf(f, "</svg>\n");
 }
 

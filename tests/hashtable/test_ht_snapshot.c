@@ -950,14 +950,13 @@ static void *bench_writer(void *arg)
 	return NULL;
 }
 
-static int run_bench(size_t nkeys)
+static const char *const bench_name[4] = {"snapshot_idle", "scan_all_idle", "snapshot_writer",
+					  "scan_all_writer"};
+
+/* The table for the bench: keys key:0..nkeys-1 -> value:N. */
+static void bench_fill(size_t nkeys)
 {
 	char k[32], v[32];
-	double best[4] = {0, 0, 0, 0};
-	const char *name[4] = {"snapshot_idle", "scan_all_idle", "snapshot_writer",
-			       "scan_all_writer"};
-	struct ht_stats st;
-	size_t held_max = 0;
 
 	ht = new_table(nkeys, 1);
 	for (size_t i = 0; i < nkeys; i++) {
@@ -968,47 +967,69 @@ static int run_bench(size_t nkeys)
 		if ((i & 1023) == 0)
 			rcu_quiescent_state();
 	}
-	for (int phase = 0; phase < 2; phase++) {
-		pthread_t w;
+}
 
-		if (phase) {
-			atomic_store(&stop, 0);
-			atomic_store(&writer_done, 0);
-			pthread_create(&w, NULL, bench_writer, &nkeys);
-		}
-		for (int rep = 0; rep < 3; rep++) {
-			for (int kind = 0; kind < 2; kind++) {
-				struct bench_acc a = {0, 0};
-				double t0 = mono(), dt, rate;
-				unsigned long w0 = atomic_load(&writer_done);
+/* One timed walk (@kind 0: ht_snapshot(), 1: ht_scan_all()) of repetition
+ * @rep in @phase (1: with the writer running), printed.  Return: entries/s. */
+static double bench_walk(int phase, int rep, int kind)
+{
+	struct bench_acc a = {0, 0};
+	double t0 = mono(), dt, rate;
+	unsigned long w0 = atomic_load(&writer_done);
 
-				if (kind == 0)
-					ht_snapshot(ht, bench_fn, NULL, &a, NULL);
-				else
-					ht_scan_all(ht, bench_fn, &a);
-				dt = mono() - t0;
-				rate = (double)a.n / dt;
-				printf("  %s rep %d: %zu entries in %.3f s (%.0f entries/s)",
-				       name[phase * 2 + kind], rep, a.n, dt, rate);
-				if (phase)
-					printf(", %lu writes meanwhile",
-					       atomic_load(&writer_done) - w0);
-				printf("\n");
-				if (rate > best[phase * 2 + kind])
-					best[phase * 2 + kind] = rate;
-				rcu_quiescent_state();
-			}
-		}
-		if (phase) {
-			atomic_store(&stop, 1);
-			join_offline(w);
-		}
+	if (kind == 0)
+		ht_snapshot(ht, bench_fn, NULL, &a, NULL);
+	else
+		ht_scan_all(ht, bench_fn, &a);
+	dt = mono() - t0;
+	rate = (double)a.n / dt;
+	printf("  %s rep %d: %zu entries in %.3f s (%.0f entries/s)", bench_name[phase * 2 + kind],
+	       rep, a.n, dt, rate);
+	if (phase)
+		printf(", %lu writes meanwhile", atomic_load(&writer_done) - w0);
+	printf("\n");
+	rcu_quiescent_state();
+	return rate;
+}
+
+/* Phase 0 idle, phase 1 with a writer doing random SETs: three repetitions
+ * of both walks, the best rate of each kept in @best. */
+static void bench_phase(int phase, size_t *nkeys, double best[4])
+{
+	pthread_t w;
+
+	if (phase) {
+		atomic_store(&stop, 0);
+		atomic_store(&writer_done, 0);
+		pthread_create(&w, NULL, bench_writer, nkeys);
 	}
+	for (int rep = 0; rep < 3; rep++)
+		for (int kind = 0; kind < 2; kind++) {
+			double rate = bench_walk(phase, rep, kind);
+
+			if (rate > best[phase * 2 + kind])
+				best[phase * 2 + kind] = rate;
+		}
+	if (phase) {
+		atomic_store(&stop, 1);
+		join_offline(w);
+	}
+}
+
+static int run_bench(size_t nkeys)
+{
+	double best[4] = {0, 0, 0, 0};
+	struct ht_stats st;
+	size_t held_max = 0;
+
+	bench_fill(nkeys);
+	for (int phase = 0; phase < 2; phase++)
+		bench_phase(phase, &nkeys, best);
 	ht_stats(ht, &st);
 	held_max = st.snapshot_held_bytes;
 	for (int i = 0; i < 4; i++)
-		printf("BENCH hashtable.%s_%zuk.rcukv %.0f entries/s\n", name[i], nkeys / 1000,
-		       best[i]);
+		printf("BENCH hashtable.%s_%zuk.rcukv %.0f entries/s\n", bench_name[i],
+		       nkeys / 1000, best[i]);
 	printf("RATIO hashtable.snapshot_vs_scan_all_idle %.2f higher\n", best[0] / best[1]);
 	printf("(best of 3; held bytes after: %zu)\n", held_max);
 	ht_free(ht);

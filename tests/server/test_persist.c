@@ -1728,7 +1728,18 @@ static void loading_during(redisContext *c, const char *unixsock, long long dump
 		      allowed[i], r && r->str ? r->str : "");
 		freeReplyObject(r);
 	}
-	r = cmd(c, "INFO persistence");
+	/* The loader sets loading_rdb_used_mem when it reads the dump's used-mem
+	 * field, just after loading:1 appears (so does Redis): on a busy machine
+	 * INFO can come first.  Ask again for up to 2 s while it is still 0. */
+	for (int tries = 0;; tries++) {
+		r = cmd(c, "INFO persistence");
+		if (!r || r->type != REDIS_REPLY_STRING || tries == 200 ||
+		    !strstr(r->str, "\nloading:1\r\n") ||
+		    !strstr(r->str, "\r\nloading_rdb_used_mem:0\r\n"))
+			break;
+		freeReplyObject(r);
+		usleep(10000);
+	}
 	CHECK(r && r->type == REDIS_REPLY_STRING, "INFO during the load");
 	if (r && r->type == REDIS_REPLY_STRING) {
 		static const char *const order[] = {

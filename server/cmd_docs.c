@@ -13,7 +13,6 @@
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/reply.h"
-#include "server/server.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -14,7 +14,6 @@
 #include "server/conn.h"
 #include "server/db.h"
 #include "server/reply.h"
-#include "server/server.h"
 #include "server/util.h"
 
 #include <errno.h>

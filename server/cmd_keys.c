@@ -17,7 +17,6 @@
 #include "server/db.h"
 #include "server/persist.h"
 #include "server/reply.h"
-#include "server/server.h"
 #include "server/util.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
  * info.c's, the persistence commands persist.c's, MEMORY and OBJECT evict.c's.
  *
  * Context: the connection's worker.  SHUTDOWN only asks the main thread
- * (net_request_shutdown()); the save and the exit happen there.
+ * (server_request_shutdown()); the save and the exit happen there.
  *
  * Tested by tests/server/test_server.c and tests/server/test_startup.sh
  * (SHUTDOWN).
@@ -15,7 +15,6 @@
 #include "server/conn.h"
 #include "server/info.h"
 #include "server/log.h"
-#include "server/net.h"
 #include "server/persist.h"
 #include "server/reply.h"
 #include "server/util.h"
@@ -70,7 +69,7 @@ void cmd_shutdown(struct conn *c, int argc)
 	 * server goes on (net.c, worker_answer_shutdown()). */
 	persist_set_shutdown_mode(nosave ? -1 : save ? 1 : 0, force);
 	c->flags |= CONN_SHUTDOWN_WAIT;
-	net_request_shutdown();
+	server_request_shutdown();
 }
 
 void acl_whoami(struct conn *c, int argc)

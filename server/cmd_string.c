@@ -20,7 +20,6 @@
 #include "server/conn.h"
 #include "server/db.h"
 #include "server/reply.h"
-#include "server/server.h"
 #include "server/util.h"
 
 #include <errno.h>

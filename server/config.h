@@ -23,6 +23,7 @@
 #ifndef SERVER_CONFIG_H
 #define SERVER_CONFIG_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #define CFG_MAX_BIND 16

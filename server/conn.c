@@ -7,7 +7,7 @@
  *
  * I/O: a readable connection is read once (16 KiB, or the rest of a big bulk
  * argument), every complete command in the buffer runs (conn_process_input(),
- * request.c, which hands each to c->dispatch), and all replies leave in one write.
+ * request.c, which hands each to c->app->dispatch), and all replies leave in one write.
  * That write waits for the end of the loop turn (the worker's flush queue, as
  * Redis writes in beforeSleep): every ready connection's commands run first,
  * then every reply goes (conn_flush_queued()), so the clients these writes
@@ -28,13 +28,9 @@
  * in-memory transport.
  */
 #include "resp/resp.h"
-#include "server/client.h"
-#include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
-#include "server/db.h"
 #include "server/log.h"
-#include "server/net.h"
 #include "server/server.h"
 #include "server/util.h"
 
@@ -45,7 +41,7 @@
 static int conn_flush(struct conn *c);
 
 struct conn *conn_new(struct worker *w, int fd, int flags, const struct conn_io *io,
-		      const struct conn_loop *loop, void (*dispatch)(struct conn *c))
+		      const struct conn_loop *loop, const struct conn_app *app)
 {
 	struct conn *c = xcalloc(1, sizeof(*c));
 
@@ -53,7 +49,7 @@ struct conn *conn_new(struct worker *w, int fd, int flags, const struct conn_io 
 	c->w = w;
 	c->io = io;
 	c->loop = loop;
-	c->dispatch = dispatch;
+	c->app = app;
 	c->resp = 2;
 	c->bulklen = -1;
 	c->flags = flags;
@@ -82,7 +78,8 @@ void conn_attach(struct conn *c)
 	w->conns = c;
 	atomic_fetch_add_explicit(&w->nconns, 1, memory_order_relaxed);
 
-	client_register(c);
+	if (c->app->opened)
+		c->app->opened(c);
 	STAT_ADD(w->st.conns_received, 1);
 }
 
@@ -109,7 +106,8 @@ void conn_close(struct conn *c)
 		c->fqueued = 0;
 	}
 
-	client_unregister(c);
+	if (c->app->closing)
+		c->app->closing(c);
 
 	if (c->wprev)
 		c->wprev->wnext = c->wnext;
@@ -200,7 +198,7 @@ static const char *scan_bulk(const char *p, const char *end, const char **arg, s
 /*
  * Before a pipeline runs, find the first key (argv[1]) of each complete
  * multibulk command already in the query buffer and have the table start
- * loading their buckets and entries in parallel (db_prefetch()): the commands
+ * loading their buckets and entries in parallel (c->app->prefetch: db_prefetch() in the server): the commands
  * then find them in cache instead of missing once per command, one after the
  * other.  Only a hint: anything unusual (inline commands, a command split
  * across reads, a big argument) just ends the scan; the parser proper checks
@@ -214,7 +212,7 @@ static void conn_prefetch_keys(struct conn *c)
 	size_t n = 0;
 	uint32_t wr = 0;
 
-	if (!db_prefetch || c->reqtype != 0 || c->qlen - c->qpos < 64) /* or mid-command */
+	if (!c->app->prefetch || c->reqtype != 0 || c->qlen - c->qpos < 64) /* or mid-command */
 		return;
 	while (n < PREFETCH_KEYS && p < end && *p == '*') {
 		const char *a;
@@ -226,7 +224,7 @@ static void conn_prefetch_keys(struct conn *c)
 			break;
 		/* the command's row says whether it may write: a write's stripe
 		 * mutex is warmed too */
-		if (cmd_may_write(a, al))
+		if (!c->app->may_write || c->app->may_write(a, al))
 			wr |= 1u << n;
 		if (!(p = scan_bulk(p, end, &a, &al)))
 			break;
@@ -239,7 +237,7 @@ static void conn_prefetch_keys(struct conn *c)
 			break;
 	}
 	if (n > 1)
-		db_prefetch(n, keys, lens, wr);
+		c->app->prefetch(n, keys, lens, wr);
 }
 
 /* ---------------------------------------------------------- read, write */

@@ -98,6 +98,30 @@ struct conn_loop {
 #define PROTO_IOBUF_LEN (16 * 1024)
 #define CONN_ARGV_INIT 16
 
+/**
+ * struct conn_app - what the layer above the engine does with a connection.
+ * conn.c knows nothing of commands, the keyspace or the client registry: it
+ * calls these, always on the connection's own worker, online.  The server's
+ * is net.c's (cmd_dispatch(), cmd_may_write(), db_prefetch(), the registry);
+ * the fuzz harnesses pass their own.
+ * @dispatch:  run one parsed command (c->argc, argv, argl); from
+ *             conn_process_input()
+ * @may_write: whether the command named (@name, @len) may write, for the
+ *             prefetch; NULL: every command may
+ * @prefetch:  warm the keyspace for the first keys of the @n commands about to
+ *             run (bit i of @for_write: key i is written); NULL: no prefetch
+ * @opened:    @c is served from now on (conn_attach()); NULL: nothing
+ * @closing:   @c is about to be freed (conn_close()); NULL: nothing
+ */
+struct conn_app {
+	void (*dispatch)(struct conn *c);
+	int (*may_write)(const char *name, size_t len);
+	void (*prefetch)(size_t n, const char *const keys[], const size_t klens[],
+			 uint32_t for_write);
+	void (*opened)(struct conn *c);
+	void (*closing)(struct conn *c);
+};
+
 struct conn {
 	uint64_t id;
 	int fd;
@@ -107,10 +131,7 @@ struct conn {
 	const struct conn_io *io;     /* transport; set before conn_attach() */
 	void *io_ctx;		      /* the transport's state (SSL *), or NULL */
 	const struct conn_loop *loop; /* set before conn_attach() */
-	/* Runs one parsed command (argc, argv, argl): cmd_dispatch() in the
-	 * server, the harness's in tests/fuzz.  Called by conn_process_input()
-	 * on the owner worker, online. */
-	void (*dispatch)(struct conn *c);
+	const struct conn_app *app;   /* what runs its commands; set by conn_new() */
 	struct event *ev_read;	      /* net.c's loop: libevent events */
 	struct event *ev_write;
 	int reading; /* read events wanted (loop->want); owner thread */
@@ -154,7 +175,7 @@ struct conn {
 	int fqueued;
 };
 
-/* Parse as many complete commands as available, running each (c->dispatch).  Return -1 if
+/* Parse as many complete commands as available, running each (c->app->dispatch).  Return -1 if
  * the connection must close now (protocol error reply is queued).
  * request.c; called by the engine (conn_run()). */
 int conn_process_input(struct conn *c);
@@ -168,7 +189,7 @@ size_t conn_read_hint(struct conn *c);
  * @flags: CONN_UNIX, CONN_TLS or 0
  * @io:    its transport
  * @loop:  its event loop
- * @dispatch: what runs each of its commands (cmd_dispatch())
+ * @app:   what runs its commands (struct conn_app)
  *
  * Fills the fields every connection starts with (id, times, RESP2, the
  * authentication state requirepass implies now).  The caller then fills
@@ -176,7 +197,7 @@ size_t conn_read_hint(struct conn *c);
  * Context: the owner worker.  Return: the connection (aborts on no memory).
  */
 struct conn *conn_new(struct worker *w, int fd, int flags, const struct conn_io *io,
-		      const struct conn_loop *loop, void (*dispatch)(struct conn *c));
+		      const struct conn_loop *loop, const struct conn_app *app);
 
 /**
  * conn_attach() - start serving @c: read events on, on its worker's list,

@@ -16,7 +16,6 @@
 #include "server/config.h"
 #include "server/conn.h"
 #include "server/db.h"
-#include "server/net.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/util.h"

@@ -14,7 +14,7 @@
 #define SERVER_DB_H
 
 #include "hashtable/ht.h"
-#include "server/net.h"
+#include "server/server.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,11 +38,9 @@ void db_active_expire_cycle(void);
 void db_expire_stats(double *stale_perc, unsigned long long *cap_reached,
 		     unsigned long long *cpu_ms);
 /* Warm the table for the keys of the commands a worker is about to run (bit
- * i of @for_write: key i is written).  Worker, online.  Weak: programs that
- * link conn.c without a keyspace (tests/fuzz fuzz_resp) leave it NULL and
- * conn.c skips the prefetch (conn_prefetch_keys()). */
-__attribute__((weak)) void db_prefetch(size_t n, const char *const keys[], const size_t klens[],
-				       uint32_t for_write);
+ * i of @for_write: key i is written): the server's conn_app prefetch (net.c,
+ * called from conn.c's conn_prefetch_keys()).  Worker, online. */
+void db_prefetch(size_t n, const char *const keys[], const size_t klens[], uint32_t for_write);
 
 /* ---------------------------------------------- for the command handlers */
 

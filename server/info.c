@@ -27,7 +27,6 @@
 #include "server/info.h"
 #include "server/lathist.h"
 #include "server/mem.h"
-#include "server/net.h"
 #include "server/persist.h"
 #include "server/reply.h"
 #include "server/server.h"

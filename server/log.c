@@ -9,7 +9,7 @@
  */
 #include "server/config.h"
 #include "server/log.h"
-#include "server/server.h"
+#include "server/config.h"
 
 #include <stdarg.h>
 #include <errno.h>

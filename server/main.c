@@ -55,9 +55,6 @@
 #include <stdbool.h>
 #endif
 
-/* The process state (server.h): main.c owns it. */
-struct server g_srv;
-
 static struct event *ev_cron, *ev_sigterm, *ev_sigint, *ev_shutdown;
 static volatile int cron_due;
 static int got_signal;

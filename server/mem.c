@@ -31,11 +31,8 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "server/client.h"
-#include "server/cmd.h"
 #include "server/db.h"
 #include "server/mem.h"
-#include "server/net.h"
-#include "server/server.h"
 #include "server/util.h"
 
 #include <malloc.h>

@@ -22,9 +22,11 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
+#include "server/client.h"
 #include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
+#include "server/db.h"
 #include "server/log.h"
 #include "server/net.h"
 #include "server/reply.h"
@@ -61,19 +63,6 @@ static inline void conn_online(struct worker *w)
 		rcu_thread_online();
 		w->online = 1;
 	}
-}
-
-static void notify(int fd)
-{
-	uint64_t one = 1;
-
-	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		srv_log(LL_WARNING, "eventfd write failed: %s", strerror(errno));
-}
-
-void conn_wake_worker(struct worker *w)
-{
-	notify(w->notify_fd);
 }
 
 /* ----------------------------------------------------------- connections */
@@ -177,12 +166,21 @@ static const struct conn_loop ev_loop = {
 	.release = ev_release,
 };
 
+/* What the server does with a connection's commands (conn.h). */
+static const struct conn_app srv_app = {
+	.dispatch = cmd_dispatch,
+	.may_write = cmd_may_write,
+	.prefetch = db_prefetch,
+	.opened = client_register,
+	.closing = client_unregister,
+};
+
 /* kind: LISTEN_TCP, LISTEN_UNIX or LISTEN_TLS (the listener it came from) */
 static void net_conn_new(struct worker *w, int fd, int kind)
 {
 	int is_unix = kind == LISTEN_UNIX;
 	struct conn *c = conn_new(w, fd, is_unix ? CONN_UNIX : 0,
-				  kind == LISTEN_TLS ? &tls_conn_io : &sock_io, &ev_loop, cmd_dispatch);
+				  kind == LISTEN_TLS ? &tls_conn_io : &sock_io, &ev_loop, &srv_app);
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 
@@ -268,7 +266,7 @@ void net_pause_workers(void)
 	atomic_store_explicit(&gate_closed, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&gate_lock);
 	for (int i = 0; i < g_srv.nworkers; i++)
-		notify(g_srv.workers[i].notify_fd);
+		server_wake_worker(&g_srv.workers[i]);
 	rcu_thread_offline();
 	pthread_mutex_lock(&gate_lock);
 	while (gate_parked < g_srv.nworkers)
@@ -617,7 +615,7 @@ static void hold_fd(int fd, int kind)
 	listeners_enable(0);
 	workers_turn_snapshot();
 	for (int i = 0; i < g_srv.nworkers; i++)
-		notify(g_srv.workers[i].notify_fd);
+		server_wake_worker(&g_srv.workers[i]);
 	evtimer_add(ev_hold, &ms);
 }
 
@@ -675,7 +673,7 @@ static void dispatch_fd(int fd, int kind)
 	w->pending_unix[w->npending] = kind;
 	w->npending++;
 	pthread_mutex_unlock(&w->qlock);
-	notify(w->notify_fd);
+	server_wake_worker(w);
 }
 
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
@@ -833,17 +831,6 @@ int net_listen(void)
 	return 0;
 }
 
-void net_request_shutdown(void)
-{
-	atomic_store_explicit(&g_srv.shutdown_asap, 1, memory_order_release);
-	notify(g_srv.notify_fd);
-}
-
-void net_wake_main(void)
-{
-	notify(g_srv.notify_fd);
-}
-
 void net_stop(void)
 {
 	if (ev_hold) {
@@ -868,7 +855,7 @@ void net_stop(void)
 		struct worker *w = &g_srv.workers[i];
 
 		atomic_store_explicit(&w->stop, 1, memory_order_release);
-		notify(w->notify_fd);
+		server_wake_worker(w);
 	}
 	/* Workers parked by net_pause_workers() see stop once woken. */
 	pthread_mutex_lock(&gate_lock);

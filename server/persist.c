@@ -49,7 +49,6 @@
 #include "server/conn.h"
 #include "server/db.h"
 #include "server/log.h"
-#include "server/net.h"
 #include "server/persist.h"
 #include "server/rdb.h"
 #include "server/reply.h"
@@ -996,9 +995,9 @@ static void *load_main(void *arg)
 	/* Release: our last writes happen-before the main thread's join. */
 	atomic_store_explicit(&load_state, r, memory_order_release);
 	if (r == LOAD_FAILED)
-		net_request_shutdown(); /* persist_shutdown() makes it exit 1 */
+		server_request_shutdown(); /* persist_shutdown() makes it exit 1 */
 	else
-		net_wake_main(); /* the main loop says "Ready to accept connections" */
+		server_wake_main(); /* the main loop says "Ready to accept connections" */
 	return NULL;
 }
 

@@ -7,11 +7,8 @@
  * read the wire format's rules from resp/resp.h.
  */
 #include "resp/resp.h"
-#include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
-#include "server/log.h"
-#include "server/net.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/stats.h"

@@ -230,7 +230,7 @@ int conn_process_input(struct conn *c)
 			c->argc = 0;
 			continue;
 		}
-		c->dispatch(c);
+		c->app->dispatch(c);
 		c->reqtype = 0;
 		c->argc = 0;
 	}

@@ -1,16 +1,81 @@
 /*
- * server.h - the process's state (g_srv, defined in main.c): workers,
- * listeners, shutdown and loading flags, ids.  Written by the main thread at
- * start-up; the _Atomic fields are the ones other threads change or read
- * afterwards.
+ * server.h - the process's state (g_srv, server.c): workers, listeners,
+ * shutdown and loading flags, ids, and the wakeups any thread may send.
+ * Written by the main thread at start-up (main.c, net_init()); the _Atomic
+ * fields are the ones other threads change or read afterwards.
+ *
+ * struct worker and its counters live here, not in net.h, because every layer
+ * above the event loop reads them (a connection's worker, INFO's sums, CLIENT
+ * KILL's wakeup) while only net.c runs them: with them in net.h, each of those
+ * files would include the event loop's header and the include graph would loop
+ * through net.c.
  */
 #ifndef SERVER_SERVER_H
 #define SERVER_SERVER_H
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "server/config.h"
+
+/* Per-worker counters: written by the owner with relaxed load+store (single
+ * writer, no RMW), read by INFO from any thread with relaxed loads. */
+struct wstats {
+	_Atomic unsigned long long commands;
+	_Atomic unsigned long long conns_received;
+	_Atomic unsigned long long keyspace_hits;
+	_Atomic unsigned long long keyspace_misses;
+	_Atomic unsigned long long expired_keys;
+	_Atomic unsigned long long net_in, net_out;
+	_Atomic unsigned long long errors;
+	_Atomic unsigned long long dirty; /* keys written (Redis's dirty counter), persist.c */
+	/* total_reads_processed: read events handled (conn_on_read(), one per call,
+	 * EOF included, as Redis's readQueryFromClient()); total_writes_processed:
+	 * flushes of a connection with replies to send (conn_flush() in conn.c, as Redis's
+	 * writeToClient()) */
+	_Atomic unsigned long long reads, writes;
+	/* reply_buffer_expands: a connection's reply buffer grown (reply.c, not its
+	 * first allocation); reply_buffer_shrinks: a big one given back once
+	 * drained (conn_flush()).  Redis resizes its reply buffer in a cron
+	 * instead; these count the same events of rcukv's buffer. */
+	_Atomic unsigned long long reply_expands, reply_shrinks;
+};
+#define STAT_ADD(field, n)                                                                         \
+	atomic_store_explicit(&(field),                                                            \
+			      atomic_load_explicit(&(field), memory_order_relaxed) + (n),          \
+			      memory_order_relaxed)
+#define STAT_GET(field) atomic_load_explicit(&(field), memory_order_relaxed)
+
+struct worker {
+	int idx;
+	pthread_t thread;
+	struct event_base *base;
+	int notify_fd; /* eventfd: new fds, kill, stop */
+	struct event *ev_notify;
+	struct event *ev_cron;
+	pthread_mutex_t qlock; /* protects pending fds */
+	int *pending_fd;
+	int *pending_unix;
+	int npending, cap_pending;
+	_Atomic int stop;
+	_Atomic int kill_pending; /* CLIENT KILL marked one of our conns */
+	int online;		  /* QSBR online; owner thread */
+	struct conn *conns;	  /* owner thread */
+	struct conn *flushq;	  /* connections with replies to write at the end of
+				   * this loop turn (owner thread) */
+	_Atomic int nconns;
+	/* Loop turns finished (the owner stores with release; the acceptor
+	 * loads with acquire, see hold_fd() in net.c). */
+	_Atomic unsigned long turn;
+	/* the thread's kernel id (INFO cpu reads its /proc stat): written once by
+	 * the worker as it starts, read relaxed by INFO, 0 until then */
+	_Atomic int tid;
+	struct wstats st;
+	struct wcstats *cs; /* per-command stats (stats.c); set before the thread starts */
+	char pad[64];
+};
 
 struct server {
 	struct worker *workers;
@@ -38,5 +103,18 @@ struct server {
 	char replid[41]; /* master_replid: random, chosen at start like runid */
 };
 extern struct server g_srv;
+
+/**
+ * server_wake_worker() - one more loop turn of worker @w (it reads its
+ * pending queue and kill marks).  Any thread.
+ */
+void server_wake_worker(struct worker *w);
+/**
+ * server_request_shutdown() - ask the main thread to shut down (SHUTDOWN, a
+ * failed load).  Any thread; the save and exit happen on the main thread.
+ */
+void server_request_shutdown(void);
+/** server_wake_main() - one more turn of the main loop.  Any thread. */
+void server_wake_main(void);
 
 #endif /* SERVER_SERVER_H */

@@ -35,11 +35,9 @@
  * Tested by tests/server/test_stats.sh (exact counts after known sequences,
  * RESETSTAT, concurrent clients on both workers) and test_lathist.c.
  */
-#include "server/cmd.h"
 #include "server/config.h"
 #include "server/lathist.h"
 #include "server/log.h"
-#include "server/net.h"
 #include "server/server.h"
 #include "server/stats.h"
 #include "server/util.h"

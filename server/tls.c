@@ -12,7 +12,6 @@
 #include "server/config.h"
 #include "server/conn.h"
 #include "server/log.h"
-#include "server/server.h"
 #include "server/tls.h"
 
 #include <errno.h>

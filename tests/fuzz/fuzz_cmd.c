@@ -29,6 +29,7 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
+#include "server/client.h"
 #include "server/db.h"
 #include "tests/fuzz/fuzz_common.h"
 
@@ -137,7 +138,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	fz_globals_init(check_command);
+	static const struct conn_app app = {
+		.dispatch = check_command,
+		.may_write = cmd_may_write,
+		.prefetch = db_prefetch,
+		.opened = client_register,
+		.closing = client_unregister,
+	};
+
+	fz_globals_init(&app);
 	saved.maxclients = atomic_load(&g_cfg.maxclients);
 	saved.timeout = atomic_load(&g_cfg.timeout);
 	saved.keepalive = atomic_load(&g_cfg.tcp_keepalive);

@@ -24,8 +24,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-/* The harnesses have no main.c: the process state is theirs. */
-struct server g_srv;
 struct worker fz_worker;
 /* Set from bit 7 of an input's flags byte by fz_split_input(): the next
  * connections' transport writes at once, as TLS does (else at the end of the
@@ -69,11 +67,11 @@ void fz_split_input(const uint8_t *p, size_t n, struct fz_input *in)
 	in->len = n - 2 - s;
 }
 
-static void (*fz_dispatch)(struct conn *c);
+static const struct conn_app *fz_app;
 
-void fz_globals_init(void (*dispatch)(struct conn *c))
+void fz_globals_init(const struct conn_app *app)
 {
-	fz_dispatch = dispatch;
+	fz_app = app;
 	cfg_defaults();
 	atomic_store(&g_cfg.loglevel, LL_WARNING);
 	srv_log_init("/dev/null", 0, 'F');
@@ -86,35 +84,6 @@ void fz_globals_init(void (*dispatch)(struct conn *c))
 		fz_fail("eventfd");
 	g_srv.workers = &fz_worker;
 	g_srv.nworkers = 1;
-}
-
-/* ------------------------------------ what net.c does for the commands */
-
-static void notify(int fd)
-{
-	uint64_t one = 1;
-
-	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		fz_fail("eventfd write: %s", strerror(errno));
-}
-
-/* CLIENT KILL of the other client: the mark stays, as nothing here reads the
- * worker's eventfd (the harness closes no connection in the middle of an
- * input). */
-void conn_wake_worker(struct worker *w)
-{
-	notify(w->notify_fd);
-}
-
-void net_request_shutdown(void)
-{
-	atomic_store_explicit(&g_srv.shutdown_asap, 1, memory_order_release);
-	notify(g_srv.notify_fd);
-}
-
-void net_wake_main(void)
-{
-	notify(g_srv.notify_fd);
 }
 
 /* ------------------------------------------------- transport and loop */
@@ -229,7 +198,7 @@ static const struct conn_loop mem_loop = {
 struct conn *fz_conn_new(void)
 {
 	struct conn *c = conn_new(&fz_worker, -1, 0, fz_write_at_once ? &mem_io_at_once : &mem_io,
-				  &mem_loop, fz_dispatch);
+				  &mem_loop, fz_app);
 
 	snprintf(c->addr, sizeof(c->addr), "127.0.0.1:%d", 40000 + (int)(c->id % 20000));
 	snprintf(c->laddr, sizeof(c->laddr), "127.0.0.1:6379");

@@ -22,7 +22,6 @@
 #include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
-#include "server/net.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/util.h"
@@ -49,9 +48,9 @@ __attribute__((noreturn, format(printf, 1, 2))) void fz_fail(const char *fmt, ..
  * net.c's acceptor does, with the transport bit 7 of the last input's flags
  * chose (fz_split_input()). */
 extern struct worker fz_worker;
-/* Once: g_cfg, g_srv, log to /dev/null; @dispatch runs every command of
+/* Once: g_cfg, g_srv, log to /dev/null; @app->dispatch runs every command of
  * the connections fz_conn_new() makes (the harness's, not cmd_dispatch()). */
-void fz_globals_init(void (*dispatch)(struct conn *c));
+void fz_globals_init(const struct conn_app *app);
 struct conn *fz_conn_new(void);
 void fz_conn_free(struct conn *c);          /* conn_close() of an open connection */
 

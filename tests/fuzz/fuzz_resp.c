@@ -29,6 +29,7 @@
  *            is 16 bytes, so the parser pauses as for a slow reader
  *   bits 1-2 proto-max-bulk-len: 512 MB (default), 16, 1000, 40000
  */
+#include "server/client.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #include <stdio.h>
@@ -65,34 +66,6 @@ static void grow(unsigned char **b, size_t *len, size_t *cap, const void *p, siz
 	}
 	memcpy(*b + *len, p, n);
 	*len += n;
-}
-
-/* conn.c's prefetch asks the command table; this harness has none (and no
- * keyspace, so the prefetch never runs). */
-int cmd_may_write(const char *name, size_t len)
-{
-	(void)name;
-	(void)len;
-	return 1;
-}
-
-/* client.c (linked for the registry conn.c keeps every connection in) names
- * these from CLIENT LIST and CLIENT HELP, which never run here: this
- * harness's record_command() runs no command. */
-void cmd_name_of(int idx, int sub, char *buf, size_t len)
-{
-	(void)idx;
-	(void)sub;
-	(void)buf;
-	(void)len;
-	fz_fail("cmd_name_of called in fuzz_resp");
-}
-
-void reply_help(struct conn *c, const char *const *lines)
-{
-	(void)c;
-	(void)lines;
-	fz_fail("reply_help called in fuzz_resp");
 }
 
 static void record_command(struct conn *c)
@@ -255,7 +228,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	fz_globals_init(record_command);
+	/* The registry, as the server's; no keyspace, so no prefetch. */
+	static const struct conn_app app = {
+		.dispatch = record_command,
+		.opened = client_register,
+		.closing = client_unregister,
+	};
+
+	fz_globals_init(&app);
 	check_limits();
 	return 0;
 }

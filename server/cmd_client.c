@@ -1,0 +1,324 @@
+/*
+ * cmd_client.c - CLIENT ID, SETNAME, GETNAME, LIST, INFO, KILL and HELP, over
+ * the client registry (client.h: they walk g_clients under g_clients_lock).
+ *
+ * Tested by tests/server/test_server.c (cases in tests/server/cases.txt) and
+ * tests/server/test_security.sh (CLIENT KILL, names).
+ */
+#include "resp/resp.h"
+#include "server/client.h"
+#include "server/cmd.h"
+#include "server/conn.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One CLIENT LIST line for x, '\n'-terminated, in a new buffer of *lenp bytes
+ * (names have no length limit: measured first, then formatted).  The caller
+ * frees it.  g_clients_lock held. */
+static char *client_line(struct conn *x, long long now, size_t *lenp)
+{
+	static const char fmt[] =
+	    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 sub=0 "
+	    "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
+	    "rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 "
+	    "resp=%d";
+	char cmdname[64], *buf = NULL;
+	size_t qb = atomic_load_explicit(&x->qbuf_used, memory_order_relaxed);
+	size_t ob = atomic_load_explicit(&x->obuf_used, memory_order_relaxed);
+	long long idle = (now - atomic_load_explicit(&x->last_ms, memory_order_relaxed)) / 1000;
+	int resp = atomic_load_explicit(&x->resp_pub, memory_order_relaxed);
+	size_t len = 0;
+	int n = 0;
+
+	cmd_name_of(atomic_load_explicit(&x->last_cmd, memory_order_relaxed),
+		    atomic_load_explicit(&x->last_sub, memory_order_relaxed), cmdname,
+		    sizeof(cmdname));
+	for (int pass = 0; pass < 2; pass++) {
+		n = snprintf(buf, len, fmt, (unsigned long long)x->id, x->addr, x->laddr, x->fd,
+			     x->name ? x->name : "", (now - x->ctime_ms) / 1000, idle, qb,
+			     qb < PROTO_IOBUF_LEN ? PROTO_IOBUF_LEN - qb : 0,
+			     (size_t)PROTO_IOBUF_LEN, ob, qb + ob + sizeof(*x), cmdname, resp);
+		if (pass == 0) {
+			len = (size_t)n + 2;
+			buf = xmalloc(len);
+		}
+	}
+	buf[n] = '\n';
+	buf[n + 1] = '\0';
+	*lenp = (size_t)n + 1;
+	return buf;
+}
+
+void cmd_client_list(struct conn *c, int argc)
+{
+	long long now = util_mstime();
+	size_t cap = 4096, len = 0;
+	char *out = xmalloc(cap);
+	unsigned long long *ids = NULL;
+	int nids = 0, type_ok = 1;
+
+	if (argc > 2) {
+		if (argc == 4 && util_strcaseeq(ARGV(c, 2), ARGL(c, 2), "type")) {
+			const char *t = ARGV(c, 3);
+			size_t tl = ARGL(c, 3);
+
+			if (util_strcaseeq(t, tl, "normal"))
+				type_ok = 1;
+			else if (util_strcaseeq(t, tl, "master") ||
+				 util_strcaseeq(t, tl, "replica") ||
+				 util_strcaseeq(t, tl, "slave") || util_strcaseeq(t, tl, "pubsub"))
+				type_ok = 0;
+			else {
+				reply_errorf(c, "Unknown client type '%s'", t);
+				free(out);
+				return;
+			}
+		} else if (argc >= 4 && util_strcaseeq(ARGV(c, 2), ARGL(c, 2), "id")) {
+			ids = xmalloc((size_t)(argc - 3) * sizeof(*ids));
+			for (int j = 3; j < argc; j++) {
+				long long v;
+
+				if (!resp_str2ll(ARGV(c, j), ARGL(c, j), &v) || v <= 0) {
+					reply_error(c, "Invalid client ID");
+					free(ids);
+					free(out);
+					return;
+				}
+				ids[nids++] = (unsigned long long)v;
+			}
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			free(out);
+			return;
+		}
+	}
+	pthread_mutex_lock(&g_clients_lock);
+	for (struct conn *x = g_clients; x && type_ok; x = x->gnext) {
+		size_t n;
+		char *line;
+
+		if (ids) {
+			int hit = 0;
+
+			for (int k = 0; k < nids; k++)
+				hit |= ids[k] == x->id;
+			if (!hit)
+				continue;
+		}
+		if (x == c)
+			atomic_store_explicit(&c->obuf_used, c->out.len - c->out.pos,
+					      memory_order_relaxed);
+		line = client_line(x, now, &n);
+		while (len + n + 1 > cap) {
+			cap *= 2;
+			out = xrealloc(out, cap);
+		}
+		memcpy(out + len, line, n);
+		len += n;
+		free(line);
+	}
+	pthread_mutex_unlock(&g_clients_lock);
+	reply_verbatim(c, out, len);
+	free(out);
+	free(ids);
+}
+
+/* Mark x killed; it is closed by its own worker.  g_clients_lock held. */
+static void client_kill_one(struct conn *c, struct conn *x)
+{
+	if (x == c) {
+		c->flags |= CONN_CLOSE_AFTER_REPLY;
+		return;
+	}
+	atomic_store_explicit(&x->kill, 1, memory_order_relaxed);
+	/* Release: the kill flag above is visible to the worker that clears
+	 * kill_pending (acquire exchange in on_notify()). */
+	atomic_store_explicit(&x->w->kill_pending, 1, memory_order_release);
+	server_wake_worker(x->w);
+}
+
+void cmd_client_kill(struct conn *c, int argc)
+{
+	const char *addr = NULL, *laddr = NULL;
+	long long id = 0, maxage = -1;
+	int skipme = 1, type_normal = 1, user_ok = 1, killed = 0;
+
+	if (argc == 3) {
+		/* old form: CLIENT KILL addr:port */
+		addr = ARGV(c, 2);
+		pthread_mutex_lock(&g_clients_lock);
+		for (struct conn *x = g_clients; x; x = x->gnext) {
+			if (!strcmp(x->addr, addr)) {
+				client_kill_one(c, x);
+				killed++;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&g_clients_lock);
+		if (killed)
+			reply_ok(c);
+		else
+			reply_error(c, "No such client");
+		return;
+	}
+	if (argc % 2 != 0) {
+		reply_error(c, ERR_SYNTAX);
+		return;
+	}
+	for (int j = 2; j < argc; j += 2) {
+		const char *o = ARGV(c, j), *v = ARGV(c, j + 1);
+		size_t ol = ARGL(c, j), vl = ARGL(c, j + 1);
+
+		if (util_strcaseeq(o, ol, "id")) {
+			if (!resp_str2ll(v, vl, &id) || id <= 0) {
+				reply_error(c, "client-id should be greater than 0");
+				return;
+			}
+		} else if (util_strcaseeq(o, ol, "addr")) {
+			addr = v;
+		} else if (util_strcaseeq(o, ol, "laddr")) {
+			laddr = v;
+		} else if (util_strcaseeq(o, ol, "type")) {
+			if (util_strcaseeq(v, vl, "normal"))
+				type_normal = 1;
+			else if (util_strcaseeq(v, vl, "master") ||
+				 util_strcaseeq(v, vl, "replica") ||
+				 util_strcaseeq(v, vl, "slave") || util_strcaseeq(v, vl, "pubsub"))
+				type_normal = 0;
+			else {
+				reply_errorf(c, "Unknown client type '%s'", v);
+				return;
+			}
+		} else if (util_strcaseeq(o, ol, "user")) {
+			if (!util_strcaseeq(v, vl, "default") || strcmp(v, "default")) {
+				reply_errorf(c, "No such user '%s'", v);
+				return;
+			}
+		} else if (util_strcaseeq(o, ol, "skipme")) {
+			if (util_strcaseeq(v, vl, "yes"))
+				skipme = 1;
+			else if (util_strcaseeq(v, vl, "no"))
+				skipme = 0;
+			else {
+				reply_error(c, ERR_SYNTAX);
+				return;
+			}
+		} else if (util_strcaseeq(o, ol, "maxage")) {
+			if (!resp_str2ll(v, vl, &maxage) || maxage < 0) {
+				reply_error(c, ERR_SYNTAX);
+				return;
+			}
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+	}
+	if (type_normal && user_ok) {
+		long long now = util_mstime();
+
+		pthread_mutex_lock(&g_clients_lock);
+		for (struct conn *x = g_clients; x; x = x->gnext) {
+			if (id && x->id != (unsigned long long)id)
+				continue;
+			if (addr && strcmp(x->addr, addr))
+				continue;
+			if (laddr && strcmp(x->laddr, laddr))
+				continue;
+			if (skipme && x == c)
+				continue;
+			if (maxage >= 0 && (now - x->ctime_ms) / 1000 < maxage)
+				continue;
+			client_kill_one(c, x);
+			killed++;
+		}
+		pthread_mutex_unlock(&g_clients_lock);
+	}
+	reply_int(c, killed);
+}
+
+static const char *const client_help[] = {
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "    * ID <client-id> [<client-id> ...]",
+    "      Return clients with specified IDs only.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "HELP",
+    "    Print this help.",
+    NULL,
+};
+
+void cmd_client_id(struct conn *c, int argc)
+{
+	(void)argc;
+	reply_int(c, (long long)c->id);
+}
+
+void cmd_client_setname(struct conn *c, int argc)
+{
+	(void)argc;
+	if (client_set_name(c, ARGV(c, 2), ARGL(c, 2)) == 0)
+		reply_ok(c);
+}
+
+void cmd_client_getname(struct conn *c, int argc)
+{
+	(void)argc;
+	if (c->name)
+		reply_bulk_str(c, c->name);
+	else
+		reply_null(c);
+}
+
+void cmd_client_info(struct conn *c, int argc)
+{
+	char *line;
+	size_t n;
+
+	(void)argc;
+	atomic_store_explicit(&c->obuf_used, c->out.len - c->out.pos, memory_order_relaxed);
+	pthread_mutex_lock(&g_clients_lock);
+	line = client_line(c, util_mstime(), &n);
+	pthread_mutex_unlock(&g_clients_lock);
+	reply_verbatim(c, line, n);
+	free(line);
+}
+
+void cmd_client_help(struct conn *c, int argc)
+{
+	(void)argc;
+	reply_help(c, client_help);
+}

@@ -17,7 +17,10 @@ RCUKV_SRCS := hashtable/rcukv.c
 
 HT_QSBR_OBJS := $(HT_SRCS:hashtable/%.c=$(B)/hashtable/qsbr/%.o)
 HT_MEMB_OBJS := $(HT_SRCS:hashtable/%.c=$(B)/hashtable/memb/%.o)
-RCUKV_OBJS := $(HT_MEMB_OBJS) $(RCUKV_SRCS:hashtable/%.c=$(B)/hashtable/memb/%.o)
+# librcukv's own build of the table: memb, TTLs on CLOCK_MONOTONIC.
+RCUKV_CFLAGS := -DRCU_FLAVOR_MEMB -DHT_CLOCK_MONOTONIC
+RCUKV_OBJS := $(HT_SRCS:hashtable/%.c=$(B)/hashtable/lib/%.o) \
+	      $(RCUKV_SRCS:hashtable/%.c=$(B)/hashtable/lib/%.o)
 RCUKV_PIC_OBJS := $(HT_SRCS:hashtable/%.c=$(B)/hashtable/pic/%.o) \
 		  $(RCUKV_SRCS:hashtable/%.c=$(B)/hashtable/pic/%.o) \
 		  $(RCU_SRCS:rcu/%.c=$(B)/hashtable/pic/rcu/%.o)
@@ -34,9 +37,12 @@ $(B)/hashtable/qsbr/%.o: hashtable/%.c
 $(B)/hashtable/memb/%.o: hashtable/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DRCU_FLAVOR_MEMB -c $< -o $@
+$(B)/hashtable/lib/%.o: hashtable/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(RCUKV_CFLAGS) -c $< -o $@
 $(B)/hashtable/pic/%.o: hashtable/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -DRCU_FLAVOR_MEMB -c $< -o $@
+	$(CC) $(CFLAGS) -fPIC $(RCUKV_CFLAGS) -c $< -o $@
 $(B)/hashtable/pic/rcu/%.o: rcu/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -c $< -o $@
@@ -97,6 +103,11 @@ $(B)/tests/hashtable/test_ht_snapshot_qsbr: $(B)/tests/hashtable/qsbr/test_ht_sn
 $(B)/tests/hashtable/test_ht_snapshot_memb: $(B)/tests/hashtable/memb/test_ht_snapshot.o $(HT_MEMB_LIB) $(RCU_LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(HT_MEMB_LIB) $(HT_TEST_LIBS)
 
+# librcukv through rcukv.h only, linked as an application links librcukv.a.
+$(B)/tests/hashtable/test_rcukv: tests/hashtable/test_rcukv.c hashtable/rcukv.h $(RCUKV_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(RCUKV_LIB) $(LDFLAGS)
+
 # The example program, linked in-tree against librcukv.a.
 $(B)/examples/cache/cache: examples/cache/cache.c hashtable/rcukv.h $(RCUKV_LIB)
 	@mkdir -p $(dir $@)
@@ -106,7 +117,7 @@ HT_TESTS := $(B)/tests/hashtable/test_ht_qsbr $(B)/tests/hashtable/test_ht_memb 
 	    $(B)/tests/hashtable/test_ht_torture_qsbr $(B)/tests/hashtable/test_ht_torture_memb \
 	    $(B)/tests/hashtable/test_ht_srcu_qsbr $(B)/tests/hashtable/test_ht_srcu_memb \
 	    $(B)/tests/hashtable/test_ht_snapshot_qsbr $(B)/tests/hashtable/test_ht_snapshot_memb \
-	    $(B)/examples/cache/cache
+	    $(B)/tests/hashtable/test_rcukv $(B)/examples/cache/cache
 TEST_BINS += $(HT_TESTS)
 ALL_BINS += $(HT_TESTS)
 # Installs into a temporary prefix and builds the example with pkg-config only.

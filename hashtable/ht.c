@@ -242,11 +242,20 @@ uint64_t ht_hash(const void *key, size_t len, uint64_t seed)
 	return ht_mum(h ^ k1, h ^ (h >> 29) ^ k2);
 }
 
+/* librcukv builds this file with -DHT_CLOCK_MONOTONIC (relative TTLs that a
+ * wall-clock step does not move); the server keeps Redis's absolute
+ * CLOCK_REALTIME expiries. */
+#ifdef HT_CLOCK_MONOTONIC
+#define HT_CLOCK CLOCK_MONOTONIC
+#else
+#define HT_CLOCK CLOCK_REALTIME
+#endif
+
 int64_t ht_now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(HT_CLOCK, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 

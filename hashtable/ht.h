@@ -82,7 +82,8 @@
 #define HT_MAX_VAL_LEN ((size_t)512 << 20)
 
 /* Expiry value meaning "no expiry".  Any other value is absolute ms since the
- * Unix epoch (CLOCK_REALTIME), the unit of Redis's PEXPIREAT. */
+ * Unix epoch (CLOCK_REALTIME), the unit of Redis's PEXPIREAT; in librcukv's
+ * build (-DHT_CLOCK_MONOTONIC), ms of CLOCK_MONOTONIC. */
 #define HT_NO_EXPIRE ((int64_t)0)
 
 /* klen's top bit: the entry carries an 8-byte expiry before its key. */
@@ -180,7 +181,8 @@ void ht_free(struct ht *ht);
 /* ht_hash() - the table's hash function (also used by the benchmark). */
 uint64_t ht_hash(const void *key, size_t len, uint64_t seed);
 
-/* ht_now_ms() - CLOCK_REALTIME in ms, the clock expiry is compared with. */
+/* ht_now_ms() - CLOCK_REALTIME in ms (CLOCK_MONOTONIC with
+ * -DHT_CLOCK_MONOTONIC), the clock expiry is compared with. */
 int64_t ht_now_ms(void);
 
 /**

@@ -1,21 +1,45 @@
 /*
  * rcukv.c - librcukv: the embeddable cache API (rcukv.h) over the RCU hash
  * table (ht.h), memb flavor, so that the application has no quiescent-state
- * duties: every call registers its thread on first use.
+ * duties: every call registers its thread on first use.  The table's objects
+ * for this library are built with -DHT_CLOCK_MONOTONIC: expiries are
+ * CLOCK_MONOTONIC milliseconds, so a wall-clock step moves no TTL.
  *
- * Owns: struct rcukv (the table and the options).  Eviction under max_memory:
- * after a write, while the entries' bytes exceed the limit, sample a few
- * entries and delete the one with the oldest access clock (the table stores
- * the clock on lookups; writers advance it in 10 ms units).
+ * Owns: struct rcukv (the table, the options, the expiry thread).
  *
- * Tested by examples/cache/cache.c (built and run by make test, and linked
- * through pkg-config after a test install, tests/hashtable/test_install.sh).
+ * Expiry.  Each cache runs one background thread (the server's active expiry
+ * cycle, adapted): every RCUKV_EXPIRE_PERIOD_MS it samples entries that carry
+ * a TTL from a rotating cursor and removes the expired ones, again and again
+ * while more than RCUKV_EXPIRE_STALE_PCT percent of a sample had expired,
+ * within RCUKV_EXPIRE_BUDGET_MS.  So expired entries that no one touches
+ * leave the table, with or without a memory limit.
+ *
+ * Eviction under max_memory.  Invariants:
+ *  1. A set that returns an error stored nothing: room is made *before* the
+ *     entry is stored (make_room()), and the entry goes in only when the
+ *     cache is under the limit by its size.
+ *  2. Expired entries go before live ones: each eviction first runs an
+ *     expiry step (from the same rotating cursor as the expiry thread) and
+ *     evicts a live entry only if that step removed nothing; when sampling
+ *     finds no live victim, a larger expiry step runs.
+ *  3. Live victims: sample RCUKV_EVICT_SAMPLES live entries, delete the one
+ *     with the oldest access clock (the table stores the clock on lookups;
+ *     writers advance it in 10 ms units), never the key being stored.
+ *  4. After a store, concurrent writers may have pushed the cache over the
+ *     limit: the writer evicts again (best effort, not the key it stored)
+ *     and still returns 0, since its entry is stored.
+ *
+ * Tested by tests/hashtable/test_rcukv.c (TTL fill, count, eviction order)
+ * and examples/cache/cache.c (built and run by make test, and linked through
+ * pkg-config after a test install, tests/hashtable/test_install.sh).
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hashtable/ht.h"
 #include "hashtable/rcukv.h"
@@ -27,12 +51,23 @@
 
 #define RCUKV_EVICT_SAMPLES 5
 #define RCUKV_EVICT_MAX_ROUNDS 64
+#define RCUKV_EXPIRE_SAMPLES 20	  /* entries with a TTL looked at per step */
+#define RCUKV_EXPIRE_STALE_PCT 25 /* step again while more than this expired */
+#define RCUKV_EXPIRE_PERIOD_MS 100
+#define RCUKV_EXPIRE_BUDGET_MS 25
 
 struct rcukv {
 	struct ht *ht;
 	size_t max_memory;     /* immutable */
 	int64_t t0;	       /* ht_now_ms() at open; immutable */
 	_Atomic uint64_t seed; /* sampling PRNG seed; relaxed, races are harmless */
+
+	/* Expiry thread.  @lock protects @stop and is held while a cycle runs;
+	 * @cond (CLOCK_MONOTONIC) wakes the thread to stop. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t expirer;
+	int stop;
 };
 
 /* Register the calling thread with memb on first use (unregistered at exit
@@ -43,10 +78,94 @@ static inline void enter(void)
 		rcu_memb_register_thread();
 }
 
+/* One expiry cycle: steps while the sample was more than
+ * RCUKV_EXPIRE_STALE_PCT expired, for at most RCUKV_EXPIRE_BUDGET_MS.
+ * Context: registered thread, outside a section. */
+static void expire_cycle(rcukv *kv)
+{
+	int64_t start = ht_now_ms();
+
+	for (;;) {
+		size_t sampled, expired;
+
+		ht_expire_cycle(kv->ht, RCUKV_EXPIRE_SAMPLES, 0, &sampled, &expired);
+		if (expired * 100 <= sampled * RCUKV_EXPIRE_STALE_PCT)
+			break;
+		if (ht_now_ms() - start >= RCUKV_EXPIRE_BUDGET_MS)
+			break;
+	}
+	/* Deletions by this thread alone fill stripe batches slowly: send them
+	 * down the grace-period path so their memory comes back. */
+	ht_retire_flush(kv->ht, 1);
+}
+
+static void deadline_in(struct timespec *ts, long ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* The expiry thread: a cycle every RCUKV_EXPIRE_PERIOD_MS until kv->stop. */
+static void *expirer_main(void *arg)
+{
+	rcukv *kv = arg;
+	struct timespec ts;
+
+	enter();
+	pthread_mutex_lock(&kv->lock);
+	while (!kv->stop) {
+		deadline_in(&ts, RCUKV_EXPIRE_PERIOD_MS);
+		if (pthread_cond_timedwait(&kv->cond, &kv->lock, &ts) == 0 || kv->stop)
+			continue;
+		expire_cycle(kv); /* with @lock held: fork waits for a cycle's end */
+	}
+	pthread_mutex_unlock(&kv->lock);
+	return NULL;
+}
+
+static int expirer_start(rcukv *kv)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	rc = pthread_cond_init(&kv->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (rc)
+		return -rc;
+	pthread_mutex_init(&kv->lock, NULL);
+	kv->stop = 0;
+	rc = pthread_create(&kv->expirer, NULL, expirer_main, kv);
+	if (rc) {
+		pthread_cond_destroy(&kv->cond);
+		pthread_mutex_destroy(&kv->lock);
+		return -rc;
+	}
+	return 0;
+}
+
+static void expirer_stop(rcukv *kv)
+{
+	pthread_mutex_lock(&kv->lock);
+	kv->stop = 1;
+	pthread_cond_signal(&kv->cond);
+	pthread_mutex_unlock(&kv->lock);
+	pthread_join(kv->expirer, NULL);
+	pthread_cond_destroy(&kv->cond);
+	pthread_mutex_destroy(&kv->lock);
+}
+
 rcukv *rcukv_open(const struct rcukv_options *opt)
 {
 	struct ht_options o = {0};
 	rcukv *kv = calloc(1, sizeof(*kv));
+	int rc;
 
 	if (!kv) {
 		errno = ENOMEM;
@@ -63,6 +182,13 @@ rcukv *rcukv_open(const struct rcukv_options *opt)
 	}
 	kv->t0 = ht_now_ms();
 	atomic_init(&kv->seed, (uint64_t)kv->t0 | 1);
+	rc = expirer_start(kv);
+	if (rc) {
+		ht_free(kv->ht);
+		free(kv);
+		errno = -rc;
+		return NULL;
+	}
 	return kv;
 }
 
@@ -71,6 +197,7 @@ void rcukv_close(rcukv *kv)
 	if (!kv)
 		return;
 	enter();
+	expirer_stop(kv);
 	ht_free(kv->ht);
 	free(kv);
 }
@@ -84,68 +211,118 @@ static int64_t deadline(uint64_t ttl_ms)
 	return ht_now_ms() + (int64_t)ttl_ms;
 }
 
-/* Evict until under max_memory, never the key just stored (@key).
- * Return: 0, or -ENOMEM if it cannot. */
-static int evict(rcukv *kv, const void *key, size_t klen)
+/* Bytes an entry will take, as ht_entry_size() will count it. */
+static size_t entry_size(size_t klen, size_t vlen, uint64_t ttl_ms)
+{
+	return sizeof(struct ht_entry) + (ttl_ms ? 8 : 0) + klen + vlen;
+}
+
+static size_t used_bytes(rcukv *kv)
 {
 	struct ht_stats st;
-	int rounds;
 
-	for (rounds = 0; rounds < RCUKV_EVICT_MAX_ROUNDS; rounds++) {
-		const struct ht_entry *s[RCUKV_EVICT_SAMPLES], *victim = NULL;
-		uint64_t seed = atomic_fetch_add_explicit(&kv->seed, 0x9e3779b97f4a7c15ULL,
-							  memory_order_relaxed);
-		void *vkey = NULL;
-		size_t n, i, vklen = 0;
-
-		ht_stats(kv->ht, &st);
-		if (st.entry_bytes <= kv->max_memory)
-			return 0;
-		rcu_read_lock();
-		n = ht_sample_rcu(kv->ht, s, RCUKV_EVICT_SAMPLES, 0, &seed);
-		for (i = 0; i < n; i++) {
-			if (ht_entry_klen(s[i]) == klen &&
-			    (klen == 0 || memcmp(ht_entry_key(s[i]), key, klen) == 0))
-				continue;
-			if (!victim || ht_entry_access(s[i]) < ht_entry_access(victim))
-				victim = s[i];
-		}
-		if (victim) {
-			vklen = ht_entry_klen(victim);
-			vkey = malloc(vklen ? vklen : 1);
-			if (vkey && vklen)
-				memcpy(vkey, ht_entry_key(victim), vklen);
-		}
-		rcu_read_unlock();
-		if (!victim) {
-			if (st.count > 1)
-				continue; /* sampled only the new key: sample again */
-			/* the new entry alone is over the limit: refuse it */
-			ht_del(kv->ht, key, klen);
-			return -ENOMEM;
-		}
-		if (!vkey)
-			return -ENOMEM;
-		ht_del(kv->ht, vkey, vklen);
-		free(vkey);
-	}
 	ht_stats(kv->ht, &st);
-	return st.entry_bytes <= kv->max_memory ? 0 : -ENOMEM;
+	return st.entry_bytes;
+}
+
+static int is_key(const struct ht_entry *e, const void *key, size_t klen)
+{
+	return ht_entry_klen(e) == klen && (klen == 0 || memcmp(ht_entry_key(e), key, klen) == 0);
+}
+
+/* Delete the least recently used of a few sampled live entries, not @key.
+ * Return: 1 one deleted (or lost a race to a concurrent delete), 0 no live
+ * victim sampled, -ENOMEM. */
+static int evict_live(rcukv *kv, const void *key, size_t klen)
+{
+	const struct ht_entry *s[RCUKV_EVICT_SAMPLES], *victim = NULL;
+	uint64_t seed =
+	    atomic_fetch_add_explicit(&kv->seed, 0x9e3779b97f4a7c15ULL, memory_order_relaxed);
+	void *vkey = NULL;
+	size_t n, i, vklen = 0;
+
+	rcu_read_lock();
+	n = ht_sample_rcu(kv->ht, s, RCUKV_EVICT_SAMPLES, 0, &seed);
+	for (i = 0; i < n; i++) {
+		if (is_key(s[i], key, klen))
+			continue;
+		if (!victim || ht_entry_access(s[i]) < ht_entry_access(victim))
+			victim = s[i];
+	}
+	if (victim) {
+		/* Copy the key out: @victim is valid only inside this section,
+		 * and ht_del() must run outside it (memb: may wait on the
+		 * call_rcu() backlog). */
+		vklen = ht_entry_klen(victim);
+		vkey = malloc(vklen ? vklen : 1);
+		if (vkey && vklen)
+			memcpy(vkey, ht_entry_key(victim), vklen);
+	}
+	rcu_read_unlock();
+	if (!victim)
+		return 0;
+	if (!vkey)
+		return -ENOMEM;
+	ht_del(kv->ht, vkey, vklen);
+	free(vkey);
+	return 1;
+}
+
+/* Free at least one entry's worth: expired entries first (invariant 2).
+ * Return: 1 progress, 0 nothing found to remove, -ENOMEM. */
+static int evict_one(rcukv *kv, const void *key, size_t klen)
+{
+	int rc;
+
+	if (ht_expire_cycle(kv->ht, RCUKV_EVICT_SAMPLES, 0, NULL, NULL))
+		return 1;
+	rc = evict_live(kv, key, klen);
+	if (rc)
+		return rc;
+	/* No live entry sampled: the table may hold only expired ones. */
+	return ht_expire_cycle(kv->ht, RCUKV_EXPIRE_SAMPLES * 4, 0, NULL, NULL) ? 1 : 0;
+}
+
+/* Evict until @need more bytes fit under max_memory (not @key).
+ * Return: 0, or -ENOMEM if it cannot. */
+static int make_room(rcukv *kv, size_t need, const void *key, size_t klen)
+{
+	for (int rounds = 0; rounds < RCUKV_EVICT_MAX_ROUNDS; rounds++) {
+		int rc;
+
+		if (used_bytes(kv) + need <= kv->max_memory)
+			return 0;
+		rc = evict_one(kv, key, klen);
+		if (rc < 0)
+			return rc;
+		if (rc == 0 && ht_count(kv->ht) == 0)
+			break;
+	}
+	return used_bytes(kv) + need <= kv->max_memory ? 0 : -ENOMEM;
 }
 
 static int store(rcukv *kv, const void *key, size_t klen, const void *val, size_t vlen,
 		 uint64_t ttl_ms, unsigned int flags)
 {
+	size_t need = entry_size(klen, vlen, ttl_ms);
 	int rc;
 
 	enter();
-	/* An entry that alone exceeds the limit would evict everything in vain. */
-	if (kv->max_memory && sizeof(struct ht_entry) + 8 + klen + vlen > kv->max_memory)
-		return -ENOMEM;
+	if (kv->max_memory) {
+		/* An entry that alone exceeds the limit would evict everything
+		 * in vain. */
+		if (need > kv->max_memory)
+			return -ENOMEM;
+		if (flags & HT_SET_NX && ht_exists(kv->ht, key, klen))
+			return -EEXIST;
+		rc = make_room(kv, need, key, klen);
+		if (rc)
+			return rc; /* invariant 1: nothing stored */
+	}
 	ht_clock_set(kv->ht, (uint32_t)((ht_now_ms() - kv->t0) / 10));
 	rc = ht_set(kv->ht, key, klen, val, vlen, deadline(ttl_ms), flags, NULL);
 	if (rc == 0 && kv->max_memory)
-		rc = evict(kv, key, klen);
+		make_room(kv, 0, key, klen); /* invariant 4: best effort */
 	return rc;
 }
 
@@ -280,17 +457,35 @@ int rcukv_iterate(rcukv *kv, rcukv_iter_fn fn, void *arg)
 	return ht_scan_all(kv->ht, iter_cb, &c);
 }
 
+static int count_cb(const struct ht_entry *e, void *arg)
+{
+	(void)e;
+	++*(size_t *)arg;
+	return 0;
+}
+
+/* Live entries: without TTLs the table's counter; with some, a walk (the
+ * scan reports live entries only), one read-side section per step. */
 size_t rcukv_count(rcukv *kv)
 {
-	return ht_count(kv->ht);
+	size_t n = 0, all;
+	uint64_t cur = 0;
+
+	enter();
+	all = ht_count(kv->ht);
+	if (ht_count_expires(kv->ht) == 0)
+		return all;
+	do {
+		rcu_read_lock();
+		cur = ht_scan_rcu(kv->ht, cur, 256, count_cb, &n);
+		rcu_read_unlock();
+	} while (cur);
+	return n < all ? n : all; /* a resize meanwhile may report a key twice */
 }
 
 size_t rcukv_memory(rcukv *kv)
 {
-	struct ht_stats st;
-
-	ht_stats(kv->ht, &st);
-	return st.entry_bytes;
+	return used_bytes(kv);
 }
 
 int rcukv_clear(rcukv *kv)

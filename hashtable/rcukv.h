@@ -4,8 +4,14 @@
  * A key-value cache that any number of threads may use at once.  Lookups take
  * no lock and never wait for writers; writers lock only a small stripe of the
  * table.  Keys and values are byte strings (binary-safe, up to 512 MiB each).
- * Entries may carry a time to live.  With a memory limit, writes evict
- * entries (approximated LRU, by sampling) to stay under it.
+ * Entries may carry a time to live, relative and measured on CLOCK_MONOTONIC
+ * (a wall-clock step moves no expiry).  Expired entries are invisible at
+ * once and removed in the background: each cache runs one thread that
+ * samples entries with a TTL ten times a second and deletes the expired
+ * ones (again while more than a quarter of a sample had expired), so their
+ * memory comes back even if no one touches them.  With a memory limit,
+ * writes make room before storing: expired entries first, then live ones
+ * (approximated LRU, by sampling).
  *
  * Threads: no registration or other duty is asked of the application.  The
  * library registers each calling thread with its RCU flavor (memb) on first
@@ -18,7 +24,8 @@
  *
  * Errors: functions return 0 on success and a negative errno on failure
  * (-ENOENT absent, -ENOMEM, -E2BIG too long, -EINVAL bad argument);
- * rcukv_open() returns NULL and sets errno.
+ * rcukv_open() returns NULL and sets errno.  A write that returns an error
+ * changed nothing.
  *
  * Build: pkg-config --cflags --libs rcukv  (link with -lrcukv; static linking
  * also needs pkg-config --static).
@@ -58,7 +65,12 @@ void rcukv_close(rcukv *kv);
 /**
  * rcukv_set() - store a copy of @val under a copy of @key.
  * @ttl_ms: time to live in milliseconds, or 0 for none.
- * Return: 0, -E2BIG, -ENOMEM (also when max_memory cannot be met).
+ * With max_memory, room is made first (expired entries, then the least
+ * recently used of a few sampled live ones, never @key itself); concurrent
+ * writers may overshoot the limit briefly by about one entry each.
+ * Return: 0 stored; -E2BIG, -ENOMEM (the entry alone is larger than
+ * max_memory, or room could not be made): nothing was stored and an old
+ * value under @key is unchanged.
  */
 int rcukv_set(rcukv *kv, const void *key, size_t klen, const void *val, size_t vlen,
 	      uint64_t ttl_ms);
@@ -120,10 +132,13 @@ typedef int (*rcukv_iter_fn)(const void *key, size_t klen, const void *val, size
  */
 int rcukv_iterate(rcukv *kv, rcukv_iter_fn fn, void *arg);
 
-/* rcukv_count() - number of entries (expired ones not yet removed included). */
+/* rcukv_count() - number of live entries (expired ones not counted).  O(1)
+ * while no entry has a TTL; otherwise a walk of the table, O(entries), that
+ * may count a key twice while the table resizes. */
 size_t rcukv_count(rcukv *kv);
 
-/* rcukv_memory() - bytes held by entries (what max_memory is compared with). */
+/* rcukv_memory() - bytes held by entries in the table, expired ones not yet
+ * removed included (what max_memory is compared with). */
 size_t rcukv_memory(rcukv *kv);
 
 /* rcukv_clear() - remove every entry; their memory is freed in the background. */

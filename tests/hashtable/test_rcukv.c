@@ -1,0 +1,205 @@
+/*
+ * test_rcukv.c - librcukv through its public header only (hashtable/rcukv.h),
+ * linked against librcukv.a as an application would be: expiry that frees
+ * (issue 21), eviction order, what an error return means, count.
+ * Prints 'N passed, M failed'; exits non-zero on failure.  No timing
+ * assertions: waits are bounded polls with generous limits.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hashtable/rcukv.h"
+
+static int passed, failed;
+
+static void check(int ok, const char *what)
+{
+	if (ok)
+		passed++;
+	else
+		failed++;
+	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static size_t key(char *buf, size_t n, const char *prefix, int i)
+{
+	return (size_t)snprintf(buf, n, "%s%d", prefix, i);
+}
+
+/*
+ * The issue's scenario: 64 KiB limit, 2000 keys with a 20 ms TTL, sleep
+ * 100 ms; then every set succeeds and stores, the limit holds, every key
+ * reported live is readable, and the cache fills with live keys again
+ * (before: count=440 memory=65519 live=0, false -ENOMEM, one live key after
+ * 200 more sets).
+ */
+static void test_ttl_fill(void)
+{
+	struct rcukv_options opt = {.max_memory = 64 * 1024};
+	rcukv *kv = rcukv_open(&opt);
+	char k[32], v[100], out[128];
+	int bad_set = 0, not_stored = 0, over = 0, unreadable = 0;
+	size_t live = 0;
+
+	memset(v, 'v', sizeof(v));
+	check(kv != NULL, "ttl fill: open with a 64 KiB limit");
+	if (!kv)
+		return;
+	for (int i = 0; i < 2000; i++) {
+		size_t kl = key(k, sizeof(k), "t", i);
+
+		bad_set += rcukv_set(kv, k, kl, v, sizeof(v), 20) != 0;
+		over += rcukv_memory(kv) > opt.max_memory;
+	}
+	check(bad_set == 0 && over == 0,
+	      "ttl fill: 2000 sets with a 20 ms TTL succeed under the limit");
+	sleep_ms(100);
+	check(rcukv_count(kv) == 0, "ttl fill: count excludes expired entries");
+	for (int i = 0; i < 2000; i++) {
+		size_t kl = key(k, sizeof(k), "n", i);
+		int rc = rcukv_set(kv, k, kl, v, sizeof(v), 0);
+
+		bad_set += rc != 0;
+		not_stored += rc == 0 && rcukv_exists(kv, k, kl) != 1;
+		over += rcukv_memory(kv) > opt.max_memory;
+	}
+	printf("after refill: count=%zu memory=%zu\n", rcukv_count(kv), rcukv_memory(kv));
+	check(bad_set == 0, "ttl fill: every later set returns 0 (no false -ENOMEM)");
+	check(not_stored == 0, "ttl fill: a set that returned 0 stored its key");
+	check(over == 0, "ttl fill: memory never above the limit");
+	for (int i = 0; i < 2000; i++) {
+		size_t kl = key(k, sizeof(k), "n", i);
+
+		if (rcukv_exists(kv, k, kl) == 1) {
+			live++;
+			unreadable +=
+			    rcukv_get_buf(kv, k, kl, out, sizeof(out)) != (long long)sizeof(v);
+		}
+	}
+	check(unreadable == 0 && live == rcukv_count(kv), "ttl fill: every live key is readable");
+	/* ~140 bytes an entry: a full cache holds ~460; expired ones must not
+	 * crowd live ones out. */
+	check(live * 2 > opt.max_memory / (sizeof(v) + 48),
+	      "ttl fill: the cache fills with live keys");
+	rcukv_close(kv);
+}
+
+/* Without a limit, expired entries nobody touches still leave (the expiry
+ * thread); rcukv_memory() counts entries still in the table. */
+static void test_background_expiry(void)
+{
+	rcukv *kv = rcukv_open(NULL);
+	char k[32];
+	int i;
+
+	if (!kv) {
+		check(0, "background expiry: open");
+		return;
+	}
+	for (i = 0; i < 5000; i++)
+		rcukv_set(kv, k, key(k, sizeof(k), "e", i), "x", 1, 10);
+	rcukv_set(kv, "keep", 4, "y", 1, 0);
+	check(rcukv_memory(kv) > 5000 * 40, "background expiry: 5000 entries with a TTL stored");
+	for (i = 0; i < 500 && rcukv_memory(kv) > 100; i++)
+		sleep_ms(10);
+	printf("memory after %d ms: %zu\n", i * 10, rcukv_memory(kv));
+	check(rcukv_memory(kv) < 100, "background expiry: untouched expired entries are removed");
+	check(rcukv_exists(kv, "keep", 4) == 1 && rcukv_count(kv) == 1,
+	      "background expiry: the entry without a TTL stays");
+	rcukv_close(kv);
+}
+
+/* Expired entries are evicted before live ones. */
+static void test_evict_expired_first(void)
+{
+	struct rcukv_options opt = {.max_memory = 64 * 1024};
+	rcukv *kv = rcukv_open(&opt);
+	char k[32], v[100];
+	int i, survivors = 0;
+
+	memset(v, 'v', sizeof(v));
+	if (!kv) {
+		check(0, "expired first: open");
+		return;
+	}
+	for (i = 0; i < 150; i++)
+		rcukv_set(kv, k, key(k, sizeof(k), "old", i), v, sizeof(v), 0);
+	for (i = 0; rcukv_memory(kv) + 200 < opt.max_memory; i++)
+		rcukv_set(kv, k, key(k, sizeof(k), "ttl", i), v, sizeof(v), 1);
+	sleep_ms(5);
+	/* 150 new entries fit in the room the expired ones hold. */
+	for (i = 0; i < 150; i++)
+		rcukv_set(kv, k, key(k, sizeof(k), "new", i), v, sizeof(v), 0);
+	for (i = 0; i < 150; i++)
+		survivors += rcukv_exists(kv, k, key(k, sizeof(k), "old", i));
+	printf("old live entries surviving: %d of 150\n", survivors);
+	check(survivors >= 145, "expired first: live entries survive while expired ones can go");
+	rcukv_close(kv);
+}
+
+/* A set that returns an error stored nothing, and left the old value. */
+static void test_error_means_not_stored(void)
+{
+	struct rcukv_options opt = {.max_memory = 4096};
+	rcukv *kv = rcukv_open(&opt);
+	char big[5000], out[16];
+
+	memset(big, 'b', sizeof(big));
+	if (!kv) {
+		check(0, "error: open");
+		return;
+	}
+	check(rcukv_set(kv, "a", 1, "old", 3, 0) == 0, "error: a small set fits");
+	check(rcukv_set(kv, "a", 1, big, sizeof(big), 0) == -ENOMEM,
+	      "error: a value larger than the limit is refused");
+	check(rcukv_get_buf(kv, "a", 1, out, sizeof(out)) == 3 && memcmp(out, "old", 3) == 0,
+	      "error: the refused overwrite left the old value");
+	check(rcukv_set(kv, "b", 1, big, sizeof(big), 0) == -ENOMEM && !rcukv_exists(kv, "b", 1),
+	      "error: a refused new key is absent");
+	check(rcukv_add(kv, "a", 1, "x", 1, 0) == -EEXIST, "error: add of a present key");
+	rcukv_close(kv);
+}
+
+/* TTLs are relative and count() follows them. */
+static void test_ttl_and_count(void)
+{
+	rcukv *kv = rcukv_open(NULL);
+	long long t;
+
+	if (!kv) {
+		check(0, "ttl: open");
+		return;
+	}
+	rcukv_set(kv, "a", 1, "1", 1, 0);
+	rcukv_set(kv, "b", 1, "2", 1, 60000);
+	rcukv_set(kv, "c", 1, "3", 1, 1);
+	sleep_ms(5);
+	t = rcukv_ttl(kv, "b", 1);
+	check(t > 50000 && t <= 60000, "ttl: remaining time of a 60 s TTL");
+	check(rcukv_ttl(kv, "a", 1) == -1, "ttl: -1 without a TTL");
+	check(rcukv_ttl(kv, "c", 1) == -ENOENT, "ttl: an expired key is absent");
+	check(rcukv_count(kv) == 2, "count: 2 live of 3 stored");
+	rcukv_close(kv);
+}
+
+int main(void)
+{
+	test_ttl_fill();
+	test_background_expiry();
+	test_evict_expired_first();
+	test_error_means_not_stored();
+	test_ttl_and_count();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

@@ -121,7 +121,8 @@ HT_TESTS := $(B)/tests/hashtable/test_ht_qsbr $(B)/tests/hashtable/test_ht_memb 
 TEST_BINS += $(HT_TESTS)
 ALL_BINS += $(HT_TESTS)
 # Installs into a temporary prefix and builds the example with pkg-config only.
-TEST_SCRIPTS += tests/hashtable/test_install.sh tests/hashtable/broken_gp.sh
+TEST_SCRIPTS += tests/hashtable/test_install.sh tests/hashtable/broken_gp.sh \
+		tests/hashtable/test_rcukv_valgrind.sh
 test-run: $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
 # Installs into a temporary prefix and builds the example with pkg-config only.
 

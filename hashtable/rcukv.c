@@ -56,7 +56,26 @@
 #define RCUKV_EXPIRE_PERIOD_MS 100
 #define RCUKV_EXPIRE_BUDGET_MS 25
 
+/* Abort through one place, naming the call (STYLE.md 5). */
+#define RCUKV_DIE(fn, ...)                                                                         \
+	do {                                                                                       \
+		fprintf(stderr, "librcukv: %s: ", fn);                                             \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		fputc('\n', stderr);                                                               \
+		abort();                                                                           \
+	} while (0)
+
+#define RCUKV_OPEN 0x6f70656eu	 /* kv->magic of an open cache */
+#define RCUKV_CLOSED 0x636c6f73u /* kv->magic after rcukv_close() */
+
 struct rcukv {
+	/* RCUKV_OPEN from rcukv_open() to rcukv_close(), then RCUKV_CLOSED.  The
+	 * struct is never freed: closed ones wait on g_shells for the next
+	 * open, so a call on a closed cache finds RCUKV_CLOSED (until the
+	 * shell is reused) instead of freed memory.  Written under g_lock;
+	 * relaxed loads by every call (a check, not a synchronization). */
+	_Atomic unsigned int magic;
+	rcukv *next_shell; /* g_shells link; g_lock */
 	struct ht *ht;
 	size_t max_memory;     /* immutable */
 	int64_t t0;	       /* ht_now_ms() at open; immutable */
@@ -70,10 +89,27 @@ struct rcukv {
 	int stop;
 };
 
-/* Register the calling thread with memb on first use (unregistered at exit
- * by the RCU library). */
-static inline void enter(void)
+/*
+ * Library state.  g_lock protects g_open (caches open) and g_shells (closed
+ * struct rcukv kept for reuse); it nests inside nothing and no RCU wait
+ * happens under it except the shutdown of the last close.
+ */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long g_open;
+static rcukv *g_shells;
+
+/* rcukv_iterate() callbacks running on this thread (nesting depth), and the
+ * innermost one's cache: close and clear refuse to run inside them. */
+static __thread unsigned int tls_iter_depth;
+static __thread rcukv *tls_iter_kv;
+
+/* Check @kv is open, then register the calling thread with memb on first
+ * use (unregistered at exit by the RCU library).  @fn names the call. */
+static inline void enter(rcukv *kv, const char *fn)
 {
+	if (RCU_UNLIKELY(!kv ||
+			 atomic_load_explicit(&kv->magic, memory_order_relaxed) != RCUKV_OPEN))
+		RCUKV_DIE(fn, "%s", !kv ? "NULL cache" : "cache used after rcukv_close()");
 	if (RCU_UNLIKELY(!rcu_memb_reader_tls.link.registered))
 		rcu_memb_register_thread();
 }
@@ -116,7 +152,7 @@ static void *expirer_main(void *arg)
 	rcukv *kv = arg;
 	struct timespec ts;
 
-	enter();
+	rcu_memb_register_thread();
 	pthread_mutex_lock(&kv->lock);
 	while (!kv->stop) {
 		deadline_in(&ts, RCUKV_EXPIRE_PERIOD_MS);
@@ -161,10 +197,45 @@ static void expirer_stop(rcukv *kv)
 	pthread_mutex_destroy(&kv->lock);
 }
 
+/* A struct rcukv to fill: a closed shell if one waits, else a new one. */
+static rcukv *shell_get(void)
+{
+	rcukv *kv;
+
+	pthread_mutex_lock(&g_lock);
+	kv = g_shells;
+	if (kv)
+		g_shells = kv->next_shell;
+	pthread_mutex_unlock(&g_lock);
+	if (!kv)
+		kv = malloc(sizeof(*kv));
+	if (kv) {
+		memset((char *)kv + sizeof(kv->magic), 0, sizeof(*kv) - sizeof(kv->magic));
+		atomic_store_explicit(&kv->magic, RCUKV_CLOSED, memory_order_relaxed);
+	}
+	return kv;
+}
+
+/* Mark @kv closed and keep it for reuse.  Return: caches still open. */
+static unsigned long shell_put(rcukv *kv, int was_open)
+{
+	unsigned long left;
+
+	pthread_mutex_lock(&g_lock);
+	atomic_store_explicit(&kv->magic, RCUKV_CLOSED, memory_order_relaxed);
+	kv->next_shell = g_shells;
+	g_shells = kv;
+	if (was_open)
+		g_open--;
+	left = g_open;
+	pthread_mutex_unlock(&g_lock);
+	return left;
+}
+
 rcukv *rcukv_open(const struct rcukv_options *opt)
 {
 	struct ht_options o = {0};
-	rcukv *kv = calloc(1, sizeof(*kv));
+	rcukv *kv = shell_get();
 	int rc;
 
 	if (!kv) {
@@ -177,7 +248,9 @@ rcukv *rcukv_open(const struct rcukv_options *opt)
 	}
 	kv->ht = ht_new(&o);
 	if (!kv->ht) {
-		free(kv);
+		rc = errno;
+		shell_put(kv, 0);
+		errno = rc;
 		return NULL;
 	}
 	kv->t0 = ht_now_ms();
@@ -185,21 +258,46 @@ rcukv *rcukv_open(const struct rcukv_options *opt)
 	rc = expirer_start(kv);
 	if (rc) {
 		ht_free(kv->ht);
-		free(kv);
+		shell_put(kv, 0);
 		errno = -rc;
 		return NULL;
 	}
+	pthread_mutex_lock(&g_lock);
+	g_open++;
+	atomic_store_explicit(&kv->magic, RCUKV_OPEN, memory_order_relaxed);
+	pthread_mutex_unlock(&g_lock);
 	return kv;
 }
 
+/* Closing the last cache ends the RCU callback thread (rcu_memb_shutdown():
+ * a barrier, then a join); the next open starts it again on demand. */
 void rcukv_close(rcukv *kv)
 {
 	if (!kv)
 		return;
-	enter();
+	enter(kv, __func__);
+	if (tls_iter_depth)
+		RCUKV_DIE(__func__, "called from inside an rcukv_iterate() callback");
 	expirer_stop(kv);
 	ht_free(kv->ht);
-	free(kv);
+	kv->ht = NULL;
+	if (shell_put(kv, 1) == 0)
+		rcukv_shutdown();
+}
+
+int rcukv_shutdown(void)
+{
+	unsigned long open;
+
+	if (tls_iter_depth)
+		RCUKV_DIE(__func__, "called from inside an rcukv_iterate() callback");
+	pthread_mutex_lock(&g_lock);
+	open = g_open;
+	pthread_mutex_unlock(&g_lock);
+	if (open)
+		return -EBUSY;
+	rcu_memb_shutdown();
+	return 0;
 }
 
 static int64_t deadline(uint64_t ttl_ms)
@@ -302,12 +400,12 @@ static int make_room(rcukv *kv, size_t need, const void *key, size_t klen)
 }
 
 static int store(rcukv *kv, const void *key, size_t klen, const void *val, size_t vlen,
-		 uint64_t ttl_ms, unsigned int flags)
+		 uint64_t ttl_ms, unsigned int flags, const char *fn)
 {
 	size_t need = entry_size(klen, vlen, ttl_ms);
 	int rc;
 
-	enter();
+	enter(kv, fn);
 	if (kv->max_memory) {
 		/* An entry that alone exceeds the limit would evict everything
 		 * in vain. */
@@ -329,36 +427,36 @@ static int store(rcukv *kv, const void *key, size_t klen, const void *val, size_
 int rcukv_set(rcukv *kv, const void *key, size_t klen, const void *val, size_t vlen,
 	      uint64_t ttl_ms)
 {
-	return store(kv, key, klen, val, vlen, ttl_ms, 0);
+	return store(kv, key, klen, val, vlen, ttl_ms, 0, __func__);
 }
 
 int rcukv_add(rcukv *kv, const void *key, size_t klen, const void *val, size_t vlen,
 	      uint64_t ttl_ms)
 {
-	return store(kv, key, klen, val, vlen, ttl_ms, HT_SET_NX);
+	return store(kv, key, klen, val, vlen, ttl_ms, HT_SET_NX, __func__);
 }
 
 int rcukv_get(rcukv *kv, const void *key, size_t klen, void **val, size_t *vlen)
 {
-	enter();
+	enter(kv, __func__);
 	return ht_get_alloc(kv->ht, key, klen, val, vlen, NULL);
 }
 
 long long rcukv_get_buf(rcukv *kv, const void *key, size_t klen, void *buf, size_t bufsize)
 {
-	enter();
+	enter(kv, __func__);
 	return ht_get(kv->ht, key, klen, buf, bufsize, NULL);
 }
 
 int rcukv_exists(rcukv *kv, const void *key, size_t klen)
 {
-	enter();
+	enter(kv, __func__);
 	return ht_exists(kv->ht, key, klen);
 }
 
 int rcukv_del(rcukv *kv, const void *key, size_t klen)
 {
-	enter();
+	enter(kv, __func__);
 	return ht_del(kv->ht, key, klen);
 }
 
@@ -366,7 +464,7 @@ int rcukv_expire(rcukv *kv, const void *key, size_t klen, uint64_t ttl_ms)
 {
 	int rc;
 
-	enter();
+	enter(kv, __func__);
 	if (!ttl_ms)
 		rc = ht_expire_clear(kv->ht, key, klen);
 	else
@@ -379,7 +477,7 @@ long long rcukv_ttl(rcukv *kv, const void *key, size_t klen)
 	int64_t x;
 	int rc;
 
-	enter();
+	enter(kv, __func__);
 	rc = ht_expire_get(kv->ht, key, klen, &x);
 	if (rc)
 		return rc;
@@ -428,7 +526,7 @@ int rcukv_incr(rcukv *kv, const void *key, size_t klen, long long by, long long 
 	struct incr_ctx c = {by, 0};
 	int rc;
 
-	enter();
+	enter(kv, __func__);
 	rc = ht_rmw(kv->ht, key, klen, incr_cb, &c);
 	if (rc < 0)
 		return rc;
@@ -452,9 +550,19 @@ static int iter_cb(const struct ht_entry *e, void *arg)
 int rcukv_iterate(rcukv *kv, rcukv_iter_fn fn, void *arg)
 {
 	struct iter_ctx c = {fn, arg};
+	rcukv *outer = tls_iter_kv;
+	int rc;
 
-	enter();
-	return ht_scan_all(kv->ht, iter_cb, &c);
+	enter(kv, __func__);
+	if (tls_iter_depth && outer == kv)
+		RCUKV_DIE(__func__,
+			  "called from inside an rcukv_iterate() callback on the same cache");
+	tls_iter_depth++;
+	tls_iter_kv = kv;
+	rc = ht_scan_all(kv->ht, iter_cb, &c);
+	tls_iter_kv = outer;
+	tls_iter_depth--;
+	return rc;
 }
 
 static int count_cb(const struct ht_entry *e, void *arg)
@@ -471,7 +579,7 @@ size_t rcukv_count(rcukv *kv)
 	size_t n = 0, all;
 	uint64_t cur = 0;
 
-	enter();
+	enter(kv, __func__);
 	all = ht_count(kv->ht);
 	if (ht_count_expires(kv->ht) == 0)
 		return all;
@@ -485,12 +593,16 @@ size_t rcukv_count(rcukv *kv)
 
 size_t rcukv_memory(rcukv *kv)
 {
+	enter(kv, __func__);
 	return used_bytes(kv);
 }
 
 int rcukv_clear(rcukv *kv)
 {
-	enter();
+	enter(kv, __func__);
+	if (tls_iter_depth && tls_iter_kv == kv)
+		RCUKV_DIE(__func__,
+			  "called from inside an rcukv_iterate() callback on the same cache");
 	return ht_flush(kv->ht);
 }
 

@@ -17,6 +17,21 @@
  * library registers each calling thread with its RCU flavor (memb) on first
  * use and unregisters it when the thread exits.
  *
+ * Background threads: each open cache runs an expiry thread; the library
+ * runs one RCU callback thread (frees replaced entries after grace periods)
+ * while any cache is open.  Closing the last cache joins them all, so a
+ * program that closed its caches has no thread of the library left
+ * (valgrind's leak check is quiet); opening again starts them again.
+ *
+ * Misuse that aborts with a message naming the call, in every build: a NULL
+ * cache; a call on a cache after rcukv_close() (while its struct has not been
+ * reused by a later rcukv_open(): after that, the stale pointer reaches the
+ * new cache); rcukv_close() or rcukv_shutdown() from inside an
+ * rcukv_iterate() callback; rcukv_iterate() or rcukv_clear() of the same
+ * cache from inside its callback.  Not detected: rcukv_close() while another
+ * thread still uses the cache (its calls may touch freed memory), and a
+ * value pointer from an iterate callback kept past the callback.
+ *
  * Memory ownership: rcukv never keeps pointers to the caller's buffers; it
  * copies keys and values in.  Values returned by rcukv_get() are new copies
  * that the caller frees with rcukv_free().  Pointers passed to an
@@ -57,10 +72,20 @@ rcukv *rcukv_open(const struct rcukv_options *opt);
 
 /**
  * rcukv_close() - destroy the cache and free every entry; waits until memory
- * freed in the background (after grace periods) has been returned.
- * Context: no other thread uses @kv any more.
+ * freed in the background (after grace periods) has been returned, and
+ * stops the cache's expiry thread.  Closing the last open cache also ends
+ * the library's RCU callback thread (as rcukv_shutdown()).
+ * Context: no other thread uses @kv any more; not inside an iterate callback.
  */
 void rcukv_close(rcukv *kv);
+
+/**
+ * rcukv_shutdown() - end the library's RCU callback thread now (every
+ * pending free done).  rcukv_close() of the last cache does this already;
+ * the thread starts again on demand.
+ * Return: 0, or -EBUSY while a cache is open (nothing done).
+ */
+int rcukv_shutdown(void);
 
 /**
  * rcukv_set() - store a copy of @val under a copy of @key.

@@ -5,10 +5,13 @@
  * Prints 'N passed, M failed'; exits non-zero on failure.  No timing
  * assertions: waits are bounded polls with generous limits.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -193,6 +196,119 @@ static void test_ttl_and_count(void)
 	rcukv_close(kv);
 }
 
+/* Threads of this process (/proc/self/task), or -1. */
+static int threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Closing the last cache leaves no library thread behind; reopening works. */
+static void test_close_joins_threads(void)
+{
+	rcukv *a = rcukv_open(NULL), *b = rcukv_open(NULL);
+
+	check(a && b && threads() > 1, "close: open caches run background threads");
+	rcukv_set(a, "k", 1, "v", 1, 0);
+	rcukv_set(b, "k", 1, "v", 1, 0);
+	rcukv_del(a, "k", 1); /* a free after a grace period: the callback thread */
+	rcukv_close(a);
+	check(rcukv_shutdown() == -EBUSY, "shutdown: -EBUSY while a cache is open");
+	rcukv_close(b);
+	check(threads() == 1, "close: after the last close only the main thread is left");
+	a = rcukv_open(NULL);
+	check(a && rcukv_set(a, "x", 1, "y", 1, 0) == 0 && rcukv_exists(a, "x", 1) == 1,
+	      "close: a cache opened after the last close works");
+	rcukv_close(a);
+	check(threads() == 1 && rcukv_shutdown() == 0, "shutdown: 0 with no cache open");
+}
+
+/* Run @fn in a child; check it died of SIGABRT with @want on stderr. */
+static void expect_abort(void (*fn)(void), const char *want, const char *what)
+{
+	char msg[512] = "";
+	int fd[2], st = 0;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	if (pipe(fd)) {
+		check(0, what);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 2);
+		close(fd[0]);
+		fn();
+		_exit(0);
+	}
+	close(fd[1]);
+	while (got < (ssize_t)sizeof(msg) - 1 &&
+	       (n = read(fd[0], msg + got, sizeof(msg) - 1 - (size_t)got)) > 0)
+		got += n;
+	msg[got] = 0;
+	close(fd[0]);
+	waitpid(pid, &st, 0);
+	printf("child said: %s", got ? msg : "(nothing)\n");
+	check(pid > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(msg, want), what);
+}
+
+static void use_after_close(void)
+{
+	rcukv *kv = rcukv_open(NULL);
+	char buf[4];
+
+	rcukv_close(kv);
+	rcukv_get_buf(kv, "k", 1, buf, sizeof(buf));
+}
+
+static int close_cb(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	(void)k, (void)kl, (void)v, (void)vl;
+	rcukv_close(arg);
+	return 0;
+}
+
+static void close_in_iterate(void)
+{
+	rcukv *kv = rcukv_open(NULL);
+
+	rcukv_set(kv, "k", 1, "v", 1, 0);
+	rcukv_iterate(kv, close_cb, kv);
+}
+
+static int iterate_cb(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	(void)k, (void)kl, (void)v, (void)vl;
+	return rcukv_iterate(arg, iterate_cb, arg);
+}
+
+static void iterate_in_iterate(void)
+{
+	rcukv *kv = rcukv_open(NULL);
+
+	rcukv_set(kv, "k", 1, "v", 1, 0);
+	rcukv_iterate(kv, iterate_cb, kv);
+}
+
+static void test_misuse(void)
+{
+	expect_abort(use_after_close, "rcukv_get_buf: cache used after rcukv_close()",
+		     "misuse: a call after close aborts, naming it");
+	expect_abort(close_in_iterate, "rcukv_close: called from inside an rcukv_iterate()",
+		     "misuse: close inside an iterate callback aborts, naming it");
+	expect_abort(iterate_in_iterate, "rcukv_iterate: called from inside",
+		     "misuse: iterate of the same cache inside its callback aborts");
+}
+
 int main(void)
 {
 	test_ttl_fill();
@@ -200,6 +316,8 @@ int main(void)
 	test_evict_expired_first();
 	test_error_means_not_stored();
 	test_ttl_and_count();
+	test_close_joins_threads();
+	test_misuse();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

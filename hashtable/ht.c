@@ -2725,6 +2725,57 @@ static void *ht_worker(void *arg)
 	return NULL;
 }
 
+/* --- fork (ht.h) ------------------------------------------------------------------ */
+
+/* Lock order as in the rest of the file: resize_lock, stripes ascending,
+ * then wlock (writers kick the worker under a stripe mutex). */
+void ht_fork_prepare(struct ht *ht)
+{
+	HT_CHECK(pthread_mutex_lock(&ht->resize_lock));
+	for (unsigned int i = 0; i < ht->nstripes; i++)
+		HT_CHECK(pthread_mutex_lock(&ht->stripes[i].lock));
+	HT_CHECK(pthread_mutex_lock(&ht->wlock));
+}
+
+void ht_fork_prepare_reclaim(struct ht *ht)
+{
+	if (ht->reclaim)
+		srcu_reclaim_fork_prepare(ht->reclaim);
+}
+
+void ht_fork_parent(struct ht *ht)
+{
+	if (ht->reclaim)
+		srcu_reclaim_fork_parent(ht->reclaim);
+	HT_CHECK(pthread_mutex_unlock(&ht->wlock));
+	for (unsigned int i = ht->nstripes; i-- > 0;)
+		HT_CHECK(pthread_mutex_unlock(&ht->stripes[i].lock));
+	HT_CHECK(pthread_mutex_unlock(&ht->resize_lock));
+}
+
+int ht_fork_child(struct ht *ht, int no_scan_here)
+{
+	int rc = 0;
+
+	/* The worker and the reclaimer did not come along; conditions they
+	 * (or other lost threads) waited on start afresh. */
+	ht->worker_started = 0;
+	HT_CHECK(pthread_cond_init(&ht->wcond, NULL));
+	HT_CHECK(pthread_cond_init(&ht->snap_cond, NULL));
+	if (no_scan_here)
+		srcu_fork_child_reset(&ht->scan_srcu);
+	if (ht->reclaim)
+		rc = srcu_reclaim_fork_child(ht->reclaim);
+	HT_CHECK(pthread_mutex_unlock(&ht->wlock));
+	for (unsigned int i = ht->nstripes; i-- > 0;)
+		HT_CHECK(pthread_mutex_unlock(&ht->stripes[i].lock));
+	HT_CHECK(pthread_mutex_unlock(&ht->resize_lock));
+	/* A resize request the worker had taken is gone with it. */
+	if (ht->auto_resize)
+		atomic_store_explicit(&ht->want_resize, 0, memory_order_relaxed);
+	return rc;
+}
+
 /* --- statistics, validation --------------------------------------------------------- */
 
 void ht_stats(struct ht *ht, struct ht_stats *st)

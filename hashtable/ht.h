@@ -587,6 +587,26 @@ size_t ht_retire_flush(struct ht *ht, int idle_only);
  */
 void ht_reclaim_progress(struct ht *ht, size_t *retired, size_t *freed);
 
+/*
+ * fork() without exec (librcukv's pthread_atfork handlers):
+ *  - ht_fork_prepare(): take resize_lock, every stripe mutex and the worker's
+ *    lock, so no resize, write or worker step is half-done in the copy;
+ *  - the flavor's before-fork hook (rcu_memb_before_fork());
+ *  - ht_fork_prepare_reclaim(): hold the SRCU reclaimer (srcu.h);
+ * then ht_fork_parent() in the parent, or in the child ht_fork_child(),
+ * which releases the same, restarts the reclaimer thread, marks the worker
+ * thread absent (it starts again on demand) and, with @no_scan_here (the
+ * forking thread is inside no ht_scan_all() of @ht), forgets the scans the
+ * parent's other threads ran.  A flushed table the worker was freeing at the
+ * fork leaks in the child.
+ * Context: the forking thread, outside any read-side section, holding no
+ * stripe mutex.  ht_fork_child() return: 0 or -errno.
+ */
+void ht_fork_prepare(struct ht *ht);
+void ht_fork_prepare_reclaim(struct ht *ht);
+void ht_fork_parent(struct ht *ht);
+int ht_fork_child(struct ht *ht, int no_scan_here);
+
 /* ht_stats() - a snapshot.  Context: any thread. */
 void ht_stats(struct ht *ht, struct ht_stats *st);
 

@@ -76,6 +76,7 @@ struct rcukv {
 	 * relaxed loads by every call (a check, not a synchronization). */
 	_Atomic unsigned int magic;
 	rcukv *next_shell; /* g_shells link; g_lock */
+	rcukv *next_open;  /* g_caches link while open; g_lock */
 	struct ht *ht;
 	size_t max_memory;     /* immutable */
 	int64_t t0;	       /* ht_now_ms() at open; immutable */
@@ -90,13 +91,17 @@ struct rcukv {
 };
 
 /*
- * Library state.  g_lock protects g_open (caches open) and g_shells (closed
- * struct rcukv kept for reuse); it nests inside nothing and no RCU wait
- * happens under it except the shutdown of the last close.
+ * Library state.  g_lock protects g_open and g_caches (the open caches) and
+ * g_shells (closed struct rcukv kept for reuse).  It nests inside nothing;
+ * held across fork() by the atfork handlers (which take each cache's lock
+ * and table locks inside it), and across rcu_memb_shutdown() so that a
+ * shutdown and a fork never stop the callback thread at once.
  */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long g_open;
+static rcukv *g_caches;
 static rcukv *g_shells;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
 
 /* rcukv_iterate() callbacks running on this thread (nesting depth), and the
  * innermost one's cache: close and clear refuse to run inside them. */
@@ -197,6 +202,70 @@ static void expirer_stop(rcukv *kv)
 	pthread_mutex_destroy(&kv->lock);
 }
 
+/*
+ * fork() without exec: the child gets one thread, the forking one, and a copy
+ * of every lock as it was.  So before the fork every open cache is brought
+ * to a point where none of its locks is held by another thread and no
+ * background step is half-done (expiry thread between cycles: kv->lock;
+ * table: ht_fork_prepare()), then the RCU flavor (callbacks run, callback
+ * thread joined), then the table's SRCU reclaimer.  The parent releases all
+ * that; the child also restarts the threads it lost (expiry, reclaimer; the
+ * RCU callback thread and the table's worker start on demand).  g_lock is
+ * held throughout, so no cache opens or closes meanwhile.
+ */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&g_lock);
+	for (rcukv *kv = g_caches; kv; kv = kv->next_open) {
+		pthread_mutex_lock(&kv->lock);
+		ht_fork_prepare(kv->ht);
+	}
+	if (g_caches) {
+		if (!rcu_memb_reader_tls.link.registered)
+			rcu_memb_register_thread(); /* the child's one reader */
+		rcu_memb_before_fork();
+	}
+	for (rcukv *kv = g_caches; kv; kv = kv->next_open)
+		ht_fork_prepare_reclaim(kv->ht);
+}
+
+static void atfork_parent(void)
+{
+	for (rcukv *kv = g_caches; kv; kv = kv->next_open)
+		ht_fork_parent(kv->ht);
+	if (g_caches)
+		rcu_memb_after_fork_parent();
+	for (rcukv *kv = g_caches; kv; kv = kv->next_open)
+		pthread_mutex_unlock(&kv->lock);
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void atfork_child(void)
+{
+	if (g_caches)
+		rcu_memb_after_fork_child();
+	for (rcukv *kv = g_caches; kv; kv = kv->next_open) {
+		pthread_condattr_t ca;
+
+		if (ht_fork_child(kv->ht, tls_iter_depth == 0))
+			RCUKV_DIE("fork", "cannot restart a cache's reclaimer thread in the child");
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&kv->cond, &ca);
+		pthread_condattr_destroy(&ca);
+		pthread_mutex_unlock(&kv->lock);
+		if (pthread_create(&kv->expirer, NULL, expirer_main, kv))
+			RCUKV_DIE("fork", "cannot restart a cache's expiry thread in the child");
+	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void atfork_register(void)
+{
+	if (pthread_atfork(atfork_prepare, atfork_parent, atfork_child))
+		RCUKV_DIE("rcukv_open", "pthread_atfork failed");
+}
+
 /* A struct rcukv to fill: a closed shell if one waits, else a new one. */
 static rcukv *shell_get(void)
 {
@@ -225,8 +294,14 @@ static unsigned long shell_put(rcukv *kv, int was_open)
 	atomic_store_explicit(&kv->magic, RCUKV_CLOSED, memory_order_relaxed);
 	kv->next_shell = g_shells;
 	g_shells = kv;
-	if (was_open)
+	if (was_open) {
+		rcukv **pp = &g_caches;
+
+		while (*pp != kv)
+			pp = &(*pp)->next_open;
+		*pp = kv->next_open;
 		g_open--;
+	}
 	left = g_open;
 	pthread_mutex_unlock(&g_lock);
 	return left;
@@ -262,8 +337,11 @@ rcukv *rcukv_open(const struct rcukv_options *opt)
 		errno = -rc;
 		return NULL;
 	}
+	pthread_once(&g_atfork_once, atfork_register);
 	pthread_mutex_lock(&g_lock);
 	g_open++;
+	kv->next_open = g_caches;
+	g_caches = kv;
 	atomic_store_explicit(&kv->magic, RCUKV_OPEN, memory_order_relaxed);
 	pthread_mutex_unlock(&g_lock);
 	return kv;
@@ -293,11 +371,10 @@ int rcukv_shutdown(void)
 		RCUKV_DIE(__func__, "called from inside an rcukv_iterate() callback");
 	pthread_mutex_lock(&g_lock);
 	open = g_open;
+	if (!open)
+		rcu_memb_shutdown();
 	pthread_mutex_unlock(&g_lock);
-	if (open)
-		return -EBUSY;
-	rcu_memb_shutdown();
-	return 0;
+	return open ? -EBUSY : 0;
 }
 
 static int64_t deadline(uint64_t ttl_ms)

@@ -23,6 +23,14 @@
  * program that closed its caches has no thread of the library left
  * (valgrind's leak check is quiet); opening again starts them again.
  *
+ * fork(): supported without exec (pthread_atfork handlers, as liburcu's
+ * call_rcu_before_fork() does by hand).  Just before the fork every open
+ * cache is brought to rest (writers on it wait a moment; pending frees are
+ * done), so the child may use, clear and close every cache it inherited,
+ * with its own background threads.  Do not fork from inside an iterate
+ * callback; an iteration another thread was running is simply absent in the
+ * child.
+ *
  * Misuse that aborts with a message naming the call, in every build: a NULL
  * cache; a call on a cache after rcukv_close() (while its struct has not been
  * reused by a later rcukv_open(): after that, the stale pointer reaches the

@@ -38,6 +38,7 @@
  * Tortured by tests/rcu/test_torture.c and checked by tests/rcu/test_rcu.c.
  */
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
@@ -872,6 +873,92 @@ void rcu_core_stop(struct rcu_flavor *fl)
 	 * it), or a call_rcu() or poll that raced with the thread's end and
 	 * woke no one: start a thread for it.  Only atomics are read here (a
 	 * restarted thread may already run). */
+	rcu_heavy_mb();
+	if (cb_pending_any(fl))
+		rcu_core_cb_wake(fl);
+}
+
+/*
+ * fork() support, liburcu's call_rcu_before_fork() / _after_fork_parent() /
+ * _after_fork_child() in our terms.  The child has one thread, the one that
+ * called fork(); every lock another thread held and every thread of ours is
+ * gone there.  So before the fork:
+ *  1. rcu_core_stop(): every callback queued so far has run and the
+ *     callback thread is joined (nothing of it is copied half-done);
+ *  2. cb_lock held with cb_started false: no thread can start it again
+ *     (starting takes cb_lock; if one did between 1 and 2, stop again);
+ *  3. gp_running owned by us (no grace period half-run in the copy), then
+ *     registry_lock held (no registration half-linked).
+ * Lock order as everywhere: gp_running, then registry_lock; cb_lock nests
+ * inside neither elsewhere, and nothing waits for a grace period under it.
+ * After the fork, the parent releases all three.  The child reinitialises
+ * the flavor's mutexes and condition variables (threads that no longer
+ * exist may have been waiting on them), and removes from the registry every
+ * reader but itself: a dead reader caught inside a read-side section would
+ * otherwise hold every grace period forever.  Their callback queues are
+ * marked dead; a restarted callback thread drains and frees them.
+ * Context: the forking thread, holding no RCU reference; one at a time.
+ */
+void rcu_core_fork_prepare(struct rcu_flavor *fl)
+{
+	for (;;) {
+		rcu_core_stop(fl);
+		xlock(&fl->cb_lock);
+		if (!fl->cb_started)
+			break;
+		xunlock(&fl->cb_lock);
+	}
+	for (;;) {
+		bool idle = false;
+
+		if (atomic_compare_exchange_strong(&fl->gp_running, &idle, true))
+			break;
+		sched_yield();
+	}
+	xlock(&fl->registry_lock);
+}
+
+void rcu_core_fork_parent(struct rcu_flavor *fl)
+{
+	xunlock(&fl->registry_lock);
+	atomic_store(&fl->gp_running, false);
+	if (atomic_load(&fl->gp_waiters)) { /* as core_synchronize()'s runner */
+		xlock(&fl->gp_lock);
+		pthread_cond_broadcast(&fl->gp_cond);
+		xunlock(&fl->gp_lock);
+	}
+	xunlock(&fl->cb_lock);
+	/* Work queued meanwhile found the thread stopped and waits for cb_lock
+	 * to start it; this covers work that raced with the stop itself. */
+	rcu_heavy_mb();
+	if (cb_pending_any(fl))
+		rcu_core_cb_wake(fl);
+}
+
+void rcu_core_fork_child(struct rcu_flavor *fl, struct rcu_reader_link *self)
+{
+	struct rcu_reader_link *l, *next;
+
+	pthread_mutex_init(&fl->gp_lock, NULL);
+	cond_init(&fl->gp_cond);
+	pthread_mutex_init(&fl->registry_lock, NULL);
+	pthread_mutex_init(&fl->cb_lock, NULL);
+	cond_init(&fl->cb_cond);
+	fl->barrier_active = 0; /* a barrier's caller did not come along */
+	atomic_store(&fl->gp_waiters, 0);
+	atomic_store(&fl->gp_running, false);
+	for (l = fl->registry.next; l != &fl->registry; l = next) {
+		next = l->next;
+		if (l == self) {
+			l->tid = (int)syscall(SYS_gettid);
+			continue;
+		}
+		l->prev->next = l->next;
+		l->next->prev = l->prev;
+		l->next = l->prev = NULL;
+		l->cbq->dead = true;
+		fl->nreaders--;
+	}
 	rcu_heavy_mb();
 	if (cb_pending_any(fl))
 		rcu_core_cb_wake(fl);

@@ -180,6 +180,25 @@ void rcu_memb_shutdown(void)
 	rcu_core_stop(&rcu_memb_flavor);
 }
 
+void rcu_memb_before_fork(void)
+{
+	not_in_section(__func__);
+	rcu_core_fork_prepare(&rcu_memb_flavor);
+}
+
+void rcu_memb_after_fork_parent(void)
+{
+	rcu_core_fork_parent(&rcu_memb_flavor);
+}
+
+void rcu_memb_after_fork_child(void)
+{
+	struct rcu_reader_link *self =
+	    rcu_memb_reader_tls.link.registered ? &rcu_memb_reader_tls.link : NULL;
+
+	rcu_core_fork_child(&rcu_memb_flavor, self);
+}
+
 unsigned long rcu_memb_get_state_synchronize_rcu(void)
 {
 	return rcu_core_get_state(&rcu_memb_flavor);

@@ -139,6 +139,20 @@ void rcu_memb_call_rcu(struct rcu_head *head, rcu_callback_t func);
 void rcu_memb_rcu_barrier(void);
 /* rcu_memb_shutdown() - as rcu_qsbr_shutdown(); outside any section. */
 void rcu_memb_shutdown(void);
+/*
+ * fork() without exec (liburcu's call_rcu_before_fork() and friends): call
+ * rcu_memb_before_fork() just before fork(), rcu_memb_after_fork_parent() in
+ * the parent and rcu_memb_after_fork_child() in the child just after (or
+ * register them with pthread_atfork()).  Before: every callback queued so
+ * far runs and the callback thread ends (it restarts on demand).  In the
+ * child: only the forking thread stays registered; the other readers are
+ * forgotten, even one caught inside a read-side section.
+ * Context: the forking thread, outside any section (aborts otherwise); one
+ * fork at a time.  Blocks for a grace period or two.
+ */
+void rcu_memb_before_fork(void);
+void rcu_memb_after_fork_parent(void);
+void rcu_memb_after_fork_child(void);
 unsigned long rcu_memb_get_state_synchronize_rcu(void);
 unsigned long rcu_memb_start_poll_synchronize_rcu(void);
 int rcu_memb_poll_state_synchronize_rcu(unsigned long cookie);

@@ -362,6 +362,53 @@ void srcu_reclaim_free(struct srcu_reclaim *r)
 	free(r);
 }
 
+/*
+ * fork() without exec.  Before: the flavor's callback thread is stopped
+ * (rcu_memb_before_fork(), so no stage1 push is half-done); holding r->lock
+ * then keeps our thread out of its bookkeeping.  In the child our thread is
+ * gone: a batch it had taken (between the exchange of @pending and the
+ * count of @freed) is lost to the child and leaks there; what is still on
+ * @pending goes to a new thread.  @freed is set so that barriers wait only
+ * for that.  Return (child): 0 or -errno (no thread: deferred objects pile up).
+ */
+void srcu_reclaim_fork_prepare(struct srcu_reclaim *r)
+{
+	pthread_mutex_lock(&r->lock);
+}
+
+void srcu_reclaim_fork_parent(struct srcu_reclaim *r)
+{
+	pthread_mutex_unlock(&r->lock);
+}
+
+int srcu_reclaim_fork_child(struct srcu_reclaim *r)
+{
+	unsigned long n = 0;
+	int err;
+
+	for (struct rcu_head *h = atomic_load(&r->pending); h; h = h->next)
+		n++;
+	atomic_store(&r->freed, atomic_load(&r->pushed) - n);
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	r->sleeping = false;
+	r->stop = false;
+	err = pthread_create(&r->thread, NULL, reclaim_main, r);
+	return -err;
+}
+
+void srcu_fork_child_reset(struct srcu_struct *ss)
+{
+	unsigned long c = atomic_load(&ss->completed), g = atomic_load(&ss->gp_seq);
+
+	atomic_store(&ss->ctr[c & 1], 1);
+	atomic_store(&ss->ctr[(c & 1) ^ 1], 0);
+	atomic_store(&ss->gp_seq, (g + 1) & ~1UL);
+	ss->gp_running = false;
+	pthread_mutex_init(&ss->lock, NULL);
+	pthread_cond_init(&ss->gp_cond, NULL);
+}
+
 void srcu_reclaim_get_stats(struct srcu_reclaim *r, struct srcu_reclaim_stats *st)
 {
 	unsigned long pushed = atomic_load(&r->pushed);

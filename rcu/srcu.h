@@ -197,6 +197,21 @@ void srcu_reclaim_barrier(struct srcu_reclaim *r);
 /* srcu_reclaim_free() - barrier, stop the thread, free r. */
 void srcu_reclaim_free(struct srcu_reclaim *r);
 
+/*
+ * fork() without exec (srcu.c): srcu_reclaim_fork_prepare() after the
+ * flavor's before-fork hook (its callback thread stopped), _parent() or
+ * _child() after the fork; the child gets a new reclaimer thread (objects
+ * the old one was freeing at the fork leak in the child).  Return (child):
+ * 0 or -errno.
+ */
+void srcu_reclaim_fork_prepare(struct srcu_reclaim *r);
+void srcu_reclaim_fork_parent(struct srcu_reclaim *r);
+int srcu_reclaim_fork_child(struct srcu_reclaim *r);
+/* srcu_fork_child_reset() - in a fork child whose only thread is in no ss
+ * section: forget the readers the parent's other threads had (they do not
+ * exist here), so grace periods of ss end. */
+void srcu_fork_child_reset(struct srcu_struct *ss);
+
 struct srcu_reclaim_stats {
 	unsigned long deferred;         /* srcu_reclaim_defer() calls */
 	unsigned long waiting;          /* past the flavor grace period, waiting for SRCU */

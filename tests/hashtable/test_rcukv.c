@@ -7,7 +7,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,8 @@
 
 #include "hashtable/rcukv.h"
 
-static int passed, failed;
+static int passed, failed, skipped;
+static int base_threads; /* threads before any cache (a sanitizer may run one) */
 
 static void check(int ok, const char *what)
 {
@@ -26,6 +29,28 @@ static void check(int ok, const char *what)
 	else
 		failed++;
 	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
+}
+
+/* A check this build cannot make: ThreadSanitizer runs a thread of its own
+ * (started lazily, so thread counts move) and forbids threads in a child
+ * forked from a multi-threaded parent. */
+#if defined(__SANITIZE_THREAD__)
+#define TSAN_BUILD 1
+#else
+#define TSAN_BUILD 0
+#endif
+static void skip(const char *what)
+{
+	skipped++;
+	printf("SKIP %s (ThreadSanitizer build)\n", what);
+}
+
+static void check_threads(int ok, const char *what)
+{
+	if (TSAN_BUILD)
+		skip(what);
+	else
+		check(ok, what);
 }
 
 static void sleep_ms(long ms)
@@ -223,12 +248,14 @@ static void test_close_joins_threads(void)
 	rcukv_close(a);
 	check(rcukv_shutdown() == -EBUSY, "shutdown: -EBUSY while a cache is open");
 	rcukv_close(b);
-	check(threads() == 1, "close: after the last close only the main thread is left");
+	check_threads(threads() == base_threads,
+		      "close: after the last close no library thread is left");
 	a = rcukv_open(NULL);
 	check(a && rcukv_set(a, "x", 1, "y", 1, 0) == 0 && rcukv_exists(a, "x", 1) == 1,
 	      "close: a cache opened after the last close works");
 	rcukv_close(a);
-	check(threads() == 1 && rcukv_shutdown() == 0, "shutdown: 0 with no cache open");
+	check(rcukv_shutdown() == 0, "shutdown: 0 with no cache open");
+	check_threads(threads() == base_threads, "shutdown: still no library thread");
 }
 
 /* Run @fn in a child; check it died of SIGABRT with @want on stderr. */
@@ -243,6 +270,7 @@ static void expect_abort(void (*fn)(void), const char *want, const char *what)
 		check(0, what);
 		return;
 	}
+	fflush(stdout); /* the child must not print our buffer again */
 	pid = fork();
 	if (pid == 0) {
 		dup2(fd[1], 2);
@@ -309,8 +337,125 @@ static void test_misuse(void)
 		     "misuse: iterate of the same cache inside its callback aborts");
 }
 
+/*
+ * fork() without exec while other threads write, delete, expire and iterate:
+ * the child uses, clears and closes both caches and ends with no thread of
+ * the library left (before: rcukv_clear() or rcukv_close() in the child hung).
+ * A child that hangs is killed by its alarm and counts as a failure.
+ */
+#define FORKS 20
+static atomic_int fork_stop;
+
+struct fork_arg {
+	rcukv *kv;
+	int iterate;
+};
+
+static int slow_cb(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	(void)k, (void)kl, (void)v, (void)vl, (void)arg;
+	return atomic_load(&fork_stop);
+}
+
+static void *fork_churn(void *p)
+{
+	struct fork_arg *a = p;
+	char k[32];
+	unsigned int i = 0;
+
+	while (!atomic_load(&fork_stop)) {
+		size_t kl = key(k, sizeof(k), "c", (int)(i++ % 5000));
+
+		if (a->iterate) {
+			rcukv_iterate(a->kv, slow_cb, NULL);
+			continue;
+		}
+		rcukv_set(a->kv, k, kl, "value", 5, i % 3 ? 0 : 1 + i % 7);
+		if (i % 4 == 0)
+			rcukv_del(a->kv, k, kl);
+	}
+	return NULL;
+}
+
+/* The child's part: exit status 0 if all went well, else the step that failed. */
+static int fork_child(rcukv *a, rcukv *b)
+{
+	char k[32], out[16];
+	int i;
+
+	alarm(10);
+	if (rcukv_get_buf(a, "fixed", 5, out, sizeof(out)) != 4)
+		return 2;
+	for (i = 0; i < 3000; i++)
+		if (rcukv_set(a, k, key(k, sizeof(k), "child", i), "x", 1, i % 2) ||
+		    rcukv_set(b, k, key(k, sizeof(k), "child", i), "y", 1, 0))
+			return 3;
+	if (rcukv_exists(b, "child2999", 9) != 1)
+		return 4;
+	if (rcukv_clear(a) || rcukv_count(a) != 0)
+		return 5;
+	rcukv_close(a);
+	rcukv_close(b);
+	if (threads() != 1)
+		return 6;
+	return 0;
+}
+
+static void test_fork(void)
+{
+	struct rcukv_options lim = {.max_memory = 256 * 1024};
+	rcukv *a = rcukv_open(NULL), *b = rcukv_open(&lim);
+	struct fork_arg args[3] = {{a, 0}, {b, 0}, {a, 1}};
+	pthread_t th[3];
+	int ok = 0, st;
+	char why[64] = "";
+
+	if (TSAN_BUILD) {
+		skip("fork: children use, clear and close caches forked under load");
+		rcukv_close(a);
+		rcukv_close(b);
+		return;
+	}
+	if (!a || !b) {
+		check(0, "fork: open");
+		return;
+	}
+	rcukv_set(a, "fixed", 5, "here", 4, 0);
+	atomic_store(&fork_stop, 0);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, fork_churn, &args[i]);
+	for (int n = 0; n < FORKS; n++) {
+		pid_t pid;
+
+		sleep_ms(5);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0)
+			_exit(fork_child(a, b));
+		if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			ok++;
+		else {
+			snprintf(why, sizeof(why), "(child %d: %s %d)", n,
+				 WIFEXITED(st) ? "exit" : "signal",
+				 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+			break; /* one hang costs its alarm; do not wait for more */
+		}
+	}
+	atomic_store(&fork_stop, 1);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	printf("fork: %d of %d children used, cleared and closed the caches %s\n", ok, FORKS, why);
+	check(ok == FORKS, "fork: children use, clear and close caches forked under load");
+	check(rcukv_get_buf(a, "fixed", 5, NULL, 0) == 4 && rcukv_set(b, "p", 1, "q", 1, 0) == 0,
+	      "fork: the parent's caches still work");
+	rcukv_close(a);
+	rcukv_close(b);
+	check(threads() == base_threads, "fork: the parent's last close leaves no thread");
+}
+
 int main(void)
 {
+	base_threads = threads();
 	test_ttl_fill();
 	test_background_expiry();
 	test_evict_expired_first();
@@ -318,6 +463,7 @@ int main(void)
 	test_ttl_and_count();
 	test_close_joins_threads();
 	test_misuse();
-	printf("%d passed, %d failed\n", passed, failed);
+	test_fork();
+	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
 	return failed ? 1 : 0;
 }

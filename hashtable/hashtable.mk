@@ -3,7 +3,10 @@
 #
 #   $(B)/libht_qsbr.a   ht_* for rcukv-server (QSBR); link $(RCU_LIB) too
 #   $(B)/libht_memb.a   ht_* for memb users inside the tree; link $(RCU_LIB) too
-#   $(B)/librcukv.a     rcukv_* + ht_* (memb) + librcu objects, self-contained
+#   $(B)/librcukv.a     one relocatable object (ld -r) of rcukv_* + ht_* (memb)
+#                       + librcu, every symbol but rcukv_* made local
+#                       (objcopy), so an application's own ht_new or
+#                       rcu_read_lock cannot clash; self-contained, no jemalloc
 #   $(B)/librcukv.so    the same, position-independent, exporting rcukv_* only
 #   $(B)/rcukv.pc       pkg-config file for an install under $(PREFIX)
 #
@@ -51,14 +54,19 @@ $(HT_QSBR_LIB): $(HT_QSBR_OBJS)
 	rm -f $@ && ar rcs $@ $^
 $(HT_MEMB_LIB): $(HT_MEMB_OBJS)
 	rm -f $@ && ar rcs $@ $^
-$(RCUKV_LIB): $(RCUKV_OBJS) $(RCU_OBJS)
+$(B)/hashtable/librcukv.o: $(RCUKV_OBJS) $(RCU_OBJS)
+	$(LD) -r -o $@.tmp $^
+	nm --defined-only -g $@.tmp | awk '$$3 ~ /^rcukv_/ {print $$3}' > $@.syms
+	objcopy --keep-global-symbols=$@.syms $@.tmp $@
+	rm -f $@.tmp
+$(RCUKV_LIB): $(B)/hashtable/librcukv.o
 	rm -f $@ && ar rcs $@ $^
-$(RCUKV_SO): $(RCUKV_PIC_OBJS) hashtable/rcukv.map
+$(RCUKV_SO): $(RCUKV_PIC_OBJS) hashtable/rcukv.map hashtable/hashtable.mk
 	$(CC) -shared -Wl,-soname,librcukv.so.0 -Wl,--version-script=hashtable/rcukv.map \
-		-o $@ $(RCUKV_PIC_OBJS) $(LDFLAGS) $(JEMALLOC_LIBS)
+		-o $@ $(RCUKV_PIC_OBJS) $(LDFLAGS)
 $(RCUKV_PC): rcukv.pc.in hashtable/hashtable.mk
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(HT_VERSION)|g' \
-	    -e 's|@LIBS_PRIVATE@|$(JEMALLOC_LIBS) -pthread|g' $< > $@
+	    -e 's|@LIBS_PRIVATE@|-pthread|g' $< > $@
 
 PRODUCT_BINS += $(HT_QSBR_LIB) $(HT_MEMB_LIB) $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
 
@@ -71,7 +79,7 @@ install: $(RCUKV_LIB) $(RCUKV_SO) $(RCUKV_PC)
 	ln -sf librcukv.so.$(HT_VERSION) $(DESTDIR)$(PREFIX)/lib/librcukv.so.0
 	ln -sf librcukv.so.0 $(DESTDIR)$(PREFIX)/lib/librcukv.so
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(HT_VERSION)|g' \
-	    -e 's|@LIBS_PRIVATE@|$(JEMALLOC_LIBS) -pthread|g' rcukv.pc.in \
+	    -e 's|@LIBS_PRIVATE@|-pthread|g' rcukv.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rcukv.pc
 
 # --- tests ----------------------------------------------------------------------
@@ -111,7 +119,7 @@ $(B)/tests/hashtable/test_rcukv: tests/hashtable/test_rcukv.c hashtable/rcukv.h 
 # The example program, linked in-tree against librcukv.a.
 $(B)/examples/cache/cache: examples/cache/cache.c hashtable/rcukv.h $(RCUKV_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ihashtable -o $@ $< $(RCUKV_LIB) $(LDFLAGS) $(JEMALLOC_LIBS)
+	$(CC) $(CFLAGS) -Ihashtable -o $@ $< $(RCUKV_LIB) $(LDFLAGS)
 
 HT_TESTS := $(B)/tests/hashtable/test_ht_qsbr $(B)/tests/hashtable/test_ht_memb \
 	    $(B)/tests/hashtable/test_ht_torture_qsbr $(B)/tests/hashtable/test_ht_torture_memb \

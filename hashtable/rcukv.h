@@ -50,8 +50,17 @@
  * rcukv_open() returns NULL and sets errno.  A write that returns an error
  * changed nothing.
  *
- * Build: pkg-config --cflags --libs rcukv  (link with -lrcukv; static linking
- * also needs pkg-config --static).
+ * Build (README.md, section librcukv): shared,
+ *   cc app.c $(pkg-config --cflags --libs rcukv) \
+ *      -Wl,-rpath,$(pkg-config --variable=libdir rcukv)
+ * (without the rpath the program finds librcukv.so.0 only through
+ * LD_LIBRARY_PATH or a system library directory); static, name the archive,
+ * since -lrcukv picks the .so:
+ *   cc app.c $(pkg-config --cflags rcukv) \
+ *      $(pkg-config --variable=libdir rcukv)/librcukv.a -pthread
+ * Both libraries define only rcukv_* symbols and need only libc and
+ * pthreads (no jemalloc: the application's malloc is used).
+ * Design notes: docs/librcukv.md.
  */
 #ifndef RCUKV_H
 #define RCUKV_H

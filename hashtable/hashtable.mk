@@ -160,3 +160,18 @@ bench-hashtable: $(B)/bench/bench_hashtable
 .PHONY: bench-ht-snapshot
 bench-ht-snapshot: $(B)/tests/hashtable/test_ht_snapshot_qsbr
 	$< --bench $(if $(BENCH_QUICK),500000,2000000)
+
+# librcukv as a cache tier against pthread_rwlock + GLib GHashTable + LRU
+# (libglib2.0-dev), one binary: bench/bench_librcukv.c.  Links the library
+# exactly as an application does (librcukv.a, rcukv.h only).
+BENCH_SUBJECTS += librcukv
+$(B)/bench/librcukv/bench_librcukv.o: bench/bench_librcukv.c hashtable/rcukv.h
+	@mkdir -p $(dir $@)
+	$(call need_pc,glib-2.0)
+	$(CC) $(CFLAGS) $(call pc,--cflags,glib-2.0) -c $< -o $@
+$(B)/bench/bench_librcukv: $(B)/bench/librcukv/bench_librcukv.o $(RCUKV_LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(RCUKV_LIB) $(call pc,--libs,glib-2.0) -lm
+.PHONY: bench-librcukv
+bench-librcukv:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/bench/bench_librcukv
+	build/release/bench/bench_librcukv

@@ -78,7 +78,10 @@ struct rcukv {
 	rcukv *next_shell; /* g_shells link; g_lock */
 	rcukv *next_open;  /* g_caches link while open; g_lock */
 	struct ht *ht;
-	size_t max_memory;     /* immutable */
+	/* Bytes of entries before writes evict, 0 for none: set at open and by
+	 * rcukv_set_max_memory(); relaxed loads (each store() reads it once,
+	 * so a change applies from the next write on). */
+	_Atomic size_t max_memory;
 	int64_t t0;	       /* ht_now_ms() at open; immutable */
 	_Atomic uint64_t seed; /* sampling PRNG seed; relaxed, races are harmless */
 
@@ -319,7 +322,7 @@ rcukv *rcukv_open(const struct rcukv_options *opt)
 	}
 	if (opt) {
 		o.initial_buckets = opt->initial_size;
-		kv->max_memory = opt->max_memory;
+		atomic_store_explicit(&kv->max_memory, opt->max_memory, memory_order_relaxed);
 	}
 	kv->ht = ht_new(&o);
 	if (!kv->ht) {
@@ -458,14 +461,14 @@ static int evict_one(rcukv *kv, const void *key, size_t klen)
 	return ht_expire_cycle(kv->ht, RCUKV_EXPIRE_SAMPLES * 4, 0, NULL, NULL) ? 1 : 0;
 }
 
-/* Evict until @need more bytes fit under max_memory (not @key).
+/* Evict until @need more bytes fit under @max (not @key).
  * Return: 0, or -ENOMEM if it cannot. */
-static int make_room(rcukv *kv, size_t need, const void *key, size_t klen)
+static int make_room(rcukv *kv, size_t max, size_t need, const void *key, size_t klen)
 {
 	for (int rounds = 0; rounds < RCUKV_EVICT_MAX_ROUNDS; rounds++) {
 		int rc;
 
-		if (used_bytes(kv) + need <= kv->max_memory)
+		if (used_bytes(kv) + need <= max)
 			return 0;
 		rc = evict_one(kv, key, klen);
 		if (rc < 0)
@@ -473,32 +476,51 @@ static int make_room(rcukv *kv, size_t need, const void *key, size_t klen)
 		if (rc == 0 && ht_count(kv->ht) == 0)
 			break;
 	}
-	return used_bytes(kv) + need <= kv->max_memory ? 0 : -ENOMEM;
+	return used_bytes(kv) + need <= max ? 0 : -ENOMEM;
 }
 
 static int store(rcukv *kv, const void *key, size_t klen, const void *val, size_t vlen,
 		 uint64_t ttl_ms, unsigned int flags, const char *fn)
 {
-	size_t need = entry_size(klen, vlen, ttl_ms);
+	size_t need = entry_size(klen, vlen, ttl_ms), max;
 	int rc;
 
 	enter(kv, fn);
-	if (kv->max_memory) {
+	max = atomic_load_explicit(&kv->max_memory, memory_order_relaxed);
+	if (max) {
 		/* An entry that alone exceeds the limit would evict everything
 		 * in vain. */
-		if (need > kv->max_memory)
+		if (need > max)
 			return -ENOMEM;
 		if (flags & HT_SET_NX && ht_exists(kv->ht, key, klen))
 			return -EEXIST;
-		rc = make_room(kv, need, key, klen);
+		rc = make_room(kv, max, need, key, klen);
 		if (rc)
 			return rc; /* invariant 1: nothing stored */
 	}
 	ht_clock_set(kv->ht, (uint32_t)((ht_now_ms() - kv->t0) / 10));
 	rc = ht_set(kv->ht, key, klen, val, vlen, deadline(ttl_ms), flags, NULL);
-	if (rc == 0 && kv->max_memory)
-		make_room(kv, 0, key, klen); /* invariant 4: best effort */
+	if (rc == 0 && max)
+		make_room(kv, max, 0, key, klen); /* invariant 4: best effort */
 	return rc;
+}
+
+/* A lower limit is met at once: evict (expired entries first) until under
+ * it or the table is empty. */
+int rcukv_set_max_memory(rcukv *kv, size_t bytes)
+{
+	enter(kv, __func__);
+	atomic_store_explicit(&kv->max_memory, bytes, memory_order_relaxed);
+	while (bytes && used_bytes(kv) > bytes && ht_count(kv->ht))
+		if (evict_one(kv, NULL, 0) <= 0)
+			break;
+	return 0;
+}
+
+size_t rcukv_max_memory(rcukv *kv)
+{
+	enter(kv, __func__);
+	return atomic_load_explicit(&kv->max_memory, memory_order_relaxed);
 }
 
 int rcukv_set(rcukv *kv, const void *key, size_t klen, const void *val, size_t vlen,

@@ -183,6 +183,18 @@ size_t rcukv_count(rcukv *kv);
  * removed included (what max_memory is compared with). */
 size_t rcukv_memory(rcukv *kv);
 
+/**
+ * rcukv_set_max_memory() - change the memory limit at run time (0: none).
+ * A lower limit is met before the call returns: entries are evicted as by a
+ * write (expired first, then sampled LRU) until rcukv_memory() is under it.
+ * Writes already running finish against the limit they read.
+ * Return: 0.
+ */
+int rcukv_set_max_memory(rcukv *kv, size_t bytes);
+
+/* rcukv_max_memory() - the current memory limit (0: none). */
+size_t rcukv_max_memory(rcukv *kv);
+
 /* rcukv_clear() - remove every entry; their memory is freed in the background. */
 int rcukv_clear(rcukv *kv);
 

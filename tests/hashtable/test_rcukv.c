@@ -199,6 +199,38 @@ static void test_error_means_not_stored(void)
 	rcukv_close(kv);
 }
 
+/* The limit changes at run time; a lower one is met at once. */
+static void test_runtime_limit(void)
+{
+	struct rcukv_options opt = {.max_memory = 256 * 1024};
+	rcukv *kv = rcukv_open(&opt);
+	char k[32], v[100];
+	int i, bad = 0;
+
+	memset(v, 'v', sizeof(v));
+	if (!kv) {
+		check(0, "limit: open");
+		return;
+	}
+	for (i = 0; i < 3000; i++)
+		bad += rcukv_set(kv, k, key(k, sizeof(k), "r", i), v, sizeof(v),
+				 i % 2 ? 0 : 60000) != 0;
+	check(bad == 0 && rcukv_memory(kv) > 200 * 1024, "limit: filled to a 256 KiB limit");
+	check(rcukv_set_max_memory(kv, 32 * 1024) == 0 && rcukv_max_memory(kv) == 32 * 1024,
+	      "limit: lowered to 32 KiB");
+	printf("after lowering: memory=%zu count=%zu\n", rcukv_memory(kv), rcukv_count(kv));
+	check(rcukv_memory(kv) <= 32 * 1024 && rcukv_count(kv) > 100,
+	      "limit: a lower limit is met at once");
+	for (i = 0; i < 1000; i++)
+		bad += rcukv_set(kv, k, key(k, sizeof(k), "s", i), v, sizeof(v), 0) != 0;
+	check(bad == 0 && rcukv_memory(kv) <= 32 * 1024, "limit: later writes keep the new limit");
+	rcukv_set_max_memory(kv, 0);
+	for (i = 0; i < 3000; i++)
+		rcukv_set(kv, k, key(k, sizeof(k), "u", i), v, sizeof(v), 0);
+	check(rcukv_memory(kv) > 3000 * sizeof(v), "limit: 0 removes the limit");
+	rcukv_close(kv);
+}
+
 /* TTLs are relative and count() follows them. */
 static void test_ttl_and_count(void)
 {
@@ -461,6 +493,7 @@ int main(void)
 	test_evict_expired_first();
 	test_error_means_not_stored();
 	test_ttl_and_count();
+	test_runtime_limit();
 	test_close_joins_threads();
 	test_misuse();
 	test_fork();

@@ -170,6 +170,12 @@ typedef int (*rcukv_iter_fn)(const void *key, size_t klen, const void *val, size
  * whole iteration is visited at least once (rarely twice, when the table is
  * resized meanwhile); entries added or removed meanwhile may or may not be.
  * @fn must not call rcukv functions on the same cache.
+ * Memory: the iteration is one SRCU read-side section of the cache's table,
+ * so every entry replaced or deleted while it runs stays allocated until it
+ * returns (not counted by rcukv_memory(), nor bounded by max_memory): a slow
+ * @fn under a write load pins memory without bound.  Keep @fn short, or copy
+ * what it needs and return.  Pointers given to @fn are valid only during
+ * that call.
  * Return: 0, or the non-zero value that stopped the iteration.
  */
 int rcukv_iterate(rcukv *kv, rcukv_iter_fn fn, void *arg);

@@ -32,18 +32,6 @@
 #include <strings.h>
 #include <sys/time.h>
 
-/* The lines of a HELP subcommand, as Redis prints them (simple strings). */
-void reply_help(struct conn *c, const char *const *lines)
-{
-	long long n = 0;
-
-	while (lines[n])
-		n++;
-	reply_array(c, n);
-	for (long long i = 0; i < n; i++)
-		reply_simple(c, lines[i]);
-}
-
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define CMD_NAME_MAX 31 /* "unknown subcommand" upper-cases it in 32 bytes */

@@ -131,8 +131,6 @@ void cmd_name_of(int idx, int sub, char *buf, size_t len);
  * may write or is unknown.  Worker, read-side section.  For the prefetch. */
 int cmd_may_write(const char *name, size_t len);
 
-/* Reply the HELP lines (a NULL-terminated array) of a container command. */
-void reply_help(struct conn *c, const char *const *lines);
 
 /* cmd_docs.c: COMMAND DOCS "arguments" from a row's args spec. */
 /* Return NULL if @spec parses, else the reason. */

@@ -18,10 +18,6 @@
  */
 #include "resp/resp.h"
 #include "server/config.h"
-#include "server/conn.h"
-#include "server/log.h"
-#include "server/reply.h"
-#include "server/server.h"
 #include "server/util.h"
 
 #include <errno.h>
@@ -653,9 +649,9 @@ void cfg_load(int argc, char **argv)
 		g_cfg.unixsocket = xstrdup(unixsocket_str);
 }
 
-/* ------------------------------------------------------------ CONFIG */
+/* ----------------------------------- what CONFIG GET/SET read and write */
 
-static void opt_value(const struct cfg_opt *o, char *buf, size_t len)
+void cfg_opt_value(const struct cfg_opt *o, char *buf, size_t len)
 {
 	switch (o->kind) {
 	case CFG_BOOL:
@@ -683,99 +679,43 @@ static void opt_value(const struct cfg_opt *o, char *buf, size_t len)
 	}
 }
 
-void cfg_cmd_get(struct conn *c, int argc)
+int cfg_nopts(void)
 {
-	char *match = xcalloc((size_t)nindex + 1, 1);
-	int n = 0;
-
-	for (int a = 2; a < argc; a++) {
-		for (int i = 0; i < nindex; i++) {
-			if (index_[i]->flags & CFG_HIDDEN)
-				continue;
-			if (!match[i] && util_glob_match(ARGV(c, a), ARGL(c, a), index_[i]->name,
-							 strlen(index_[i]->name), 1)) {
-				match[i] = 1;
-				n++;
-			}
-		}
-	}
-	reply_map(c, n);
-	for (int i = 0; i < nindex; i++) {
-		char val[1024];
-
-		if (!match[i])
-			continue;
-		opt_value(index_[i], val, sizeof(val));
-		reply_bulk_str(c, index_[i]->name);
-		reply_bulk_str(c, val);
-	}
-	free(match);
+	return nindex;
 }
 
-/* enable-protected-configs: yes, or local and the client is on this host. */
-static int protected_allowed(const struct conn *c)
+const struct cfg_opt *cfg_opt_at(int i)
 {
-	long long mode = atomic_load_explicit(&g_cfg.enable_protected_configs, memory_order_relaxed);
-
-	if (mode == 1)
-		return 1;
-	return mode == 2 && ((c->flags & CONN_UNIX) || !strncmp(c->addr, "127.", 4) ||
-			     !strncmp(c->addr, "::1", 3));
+	return index_[i];
 }
 
-#define SET_MAX_PAIRS 64
-
-/* CONFIG SET's checks of the names, in Redis's order; NULL when they pass. */
-static const char *set_check_names(struct conn *c, int argc, const struct cfg_opt **found,
-				   int *nfound)
+const struct cfg_opt *cfg_find(const char *name, size_t len)
 {
-	*nfound = 0;
-	if ((argc - 2) % 2 != 0 || argc - 2 > 2 * SET_MAX_PAIRS) {
-		reply_errorf(c, "Unknown option or number of arguments for CONFIG SET - '%.*s'",
-			     (int)ARGL(c, 2), ARGV(c, 2));
-		return "";
-	}
-	for (int a = 2; a < argc; a += 2) {
-		const struct cfg_opt *o = find_opt(ARGV(c, a), ARGL(c, a));
-		const char *why = NULL;
-
-		if (!o) {
-			reply_errorf(
-			    c, "Unknown option or number of arguments for CONFIG SET - '%.*s'",
-			    (int)ARGL(c, a), ARGV(c, a));
-			return "";
-		}
-		for (int k = 0; k < *nfound; k++)
-			if (found[k] == o)
-				why = "duplicate parameter";
-		if (!why && o->mut == CFG_STARTUP)
-			why = "can't set immutable config";
-		if (!why && o->mut == CFG_PROTECTED && !protected_allowed(c))
-			why = "can't set protected config";
-		if (why) {
-			reply_errorf(c, "CONFIG SET failed (possibly related to argument '%s') - %s",
-				     o->name, why);
-			return why;
-		}
-		found[(*nfound)++] = o;
-	}
-	return NULL;
+	return find_opt(name, len);
 }
 
-/* Check (@apply 0) or store (@apply 1) the value of pair @k. */
-static const char *set_one(struct conn *c, const struct cfg_opt *o, int k, long long *val,
-			   int apply_now, char *errbuf, size_t errlen)
+void cfg_set_lock(void)
+{
+	pthread_mutex_lock(&set_lock);
+}
+
+void cfg_set_unlock(void)
+{
+	pthread_mutex_unlock(&set_lock);
+}
+
+const char *cfg_set_value(const struct cfg_opt *o, const char *arg, size_t len, long long *val,
+			  int apply_now, char *errbuf, size_t errlen)
 {
 	const char *err;
 
 	if (o->kind == CFG_SPECIAL) {
-		char *v = xmemdup(ARGV(c, 3 + 2 * k), ARGL(c, 3 + 2 * k));
-		size_t len = ARGL(c, 3 + 2 * k);
+		char *v = xmemdup(arg, len);
 
 		err = o->set(o, 1, &v, &len, 0, apply_now);
 		free(v);
 	} else if (!apply_now) {
-		err = parse_value(o, ARGV(c, 3 + 2 * k), val, errbuf, errlen);
+		err = parse_value(o, arg, val, errbuf, errlen);
 	} else {
 		store_num(o, *val);
 		err = NULL;
@@ -783,34 +723,6 @@ static const char *set_one(struct conn *c, const struct cfg_opt *o, int k, long 
 	if (!err && apply_now && o->apply)
 		o->apply();
 	return err;
-}
-
-void cfg_cmd_set(struct conn *c, int argc)
-{
-	const struct cfg_opt *found[SET_MAX_PAIRS];
-	long long vals[SET_MAX_PAIRS];
-	char errbuf[200];
-	int nfound;
-
-	pthread_mutex_lock(&set_lock);
-	if (set_check_names(c, argc, found, &nfound))
-		goto out;
-	/* Parse every value first, then apply: all or nothing, as Redis 7. */
-	for (int k = 0; k < nfound; k++) {
-		const char *err = set_one(c, found[k], k, &vals[k], 0, errbuf, sizeof(errbuf));
-
-		if (err) {
-			reply_errorf(c,
-				     "CONFIG SET failed (possibly related to argument '%s') - %s",
-				     found[k]->name, err);
-			goto out;
-		}
-	}
-	for (int k = 0; k < nfound; k++)
-		set_one(c, found[k], k, &vals[k], 1, errbuf, sizeof(errbuf));
-	reply_ok(c);
-out:
-	pthread_mutex_unlock(&set_lock);
 }
 
 void cfg_free_extra(void)

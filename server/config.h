@@ -1,7 +1,7 @@
 /*
  * config.h - options: the rows every module declares for its own options,
  * the registry config.c keeps of them, the redis.conf-style file, the
- * command line, CONFIG GET/SET.
+ * command line, and what CONFIG GET/SET (cmd_server.c) read and write.
  *
  * A module owns its options' fields and writes their rows (struct cfg_opt)
  * in its own .c file, registered with CFG_REGISTER() when the program is
@@ -13,10 +13,10 @@
  * Context and locking: rows are registered by constructors before main();
  * defaults, the file and the command line are applied by the main thread
  * before the workers start (cfg_defaults(), cfg_load()).  Afterwards only
- * CONFIG SET writes (from any worker, one at a time: cmd.c runs CONFIG SET
- * under no lock of its own, so config.c serializes it), and only options
- * that are CFG_MUTABLE or CFG_PROTECTED.  Numeric fields that may change
- * are _Atomic and read with relaxed loads; start-up-only fields are plain.
+ * CONFIG SET writes (from any worker, one at a time: cmd_server.c holds
+ * cfg_set_lock() across its passes), and only options that are CFG_MUTABLE
+ * or CFG_PROTECTED.  Numeric fields that may change are _Atomic and read with
+ * relaxed loads; start-up-only fields are plain.
  * g_cfg holds the options of the server core (network, clients, logging,
  * security); the modules' options live in the modules.
  */
@@ -136,9 +136,30 @@ void cfg_defaults(void);
 /* Parse file then argv overrides.  On error prints a message and exits 1. */
 void cfg_load(int argc, char **argv);
 void cfg_free_extra(void);
-struct conn;
-void cfg_cmd_get(struct conn *c, int argc);
-void cfg_cmd_set(struct conn *c, int argc);
+
+/*
+ * What CONFIG GET and SET (cmd_server.c) read and write.  The registry is
+ * built by cfg_defaults() and never changes afterwards, so any thread may walk
+ * it: cfg_nopts() rows, cfg_opt_at(0 .. n-1) in name order.
+ */
+int cfg_nopts(void);
+const struct cfg_opt *cfg_opt_at(int i);
+/* The row named @name (@len bytes, any case), or NULL. */
+const struct cfg_opt *cfg_find(const char *name, size_t len);
+/* @o's value as CONFIG GET prints it, into @buf (truncated to @len). */
+void cfg_opt_value(const struct cfg_opt *o, char *buf, size_t len);
+/*
+ * cfg_set_value() - CONFIG SET of one value, in two passes: @apply_now 0
+ * checks @arg (@len bytes) and parses a numeric row's value into *@val;
+ * @apply_now 1 stores it (*@val, or @arg again for a CFG_SPECIAL row) and
+ * calls the row's apply().  Return: NULL, or why the value is refused (static
+ * text or @errbuf).  Call both passes of one CONFIG SET between cfg_set_lock()
+ * and cfg_set_unlock(): one CONFIG SET at a time, all or nothing.
+ */
+const char *cfg_set_value(const struct cfg_opt *o, const char *arg, size_t len, long long *val,
+			  int apply_now, char *errbuf, size_t errlen);
+void cfg_set_lock(void);
+void cfg_set_unlock(void);
 /* requirepass: 1 if a password is set (new clients start unauthenticated). */
 int cfg_password_required(void);
 /* 1 if pw equals requirepass (constant time; 0 when none is set). */

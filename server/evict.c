@@ -1,7 +1,7 @@
 /*
  * evict.c - the cache tier: maxmemory enforcement, eviction under the eight
- * maxmemory-policy values, the LRU/LFU access clock of the table, and the
- * MEMORY and OBJECT commands (the figures they print are mem.c's).
+ * maxmemory-policy values, and the LRU/LFU access clock of the table (what
+ * OBJECT FREQ/IDLETIME read: cmd_object.c).
  *
  * Used memory.  server/mem.c measures it (mem.h): the allocator's figure
  * less the evicted bytes still waiting for their grace period, cached and
@@ -44,15 +44,11 @@
 #include "rcu/rcu.h"
 #include "resp/resp.h"
 #include "server/mem.h"
-#include "server/cmd.h"
 #include "server/config.h"
-#include "server/conn.h"
 #include "server/db.h"
 #include "server/evict.h"
 #include "server/log.h"
 #include "server/mem.h"
-#include "server/reply.h"
-#include "server/server.h"
 #include "server/util.h"
 
 #include <limits.h>
@@ -461,253 +457,31 @@ void evict_exceeded_time(unsigned long long *total_ms, unsigned long long *curre
 	*total_ms = atomic_load_explicit(&exceeded_total_ms, memory_order_relaxed) + cur;
 }
 
-/* ------------------------------------------------------------ OBJECT */
+/* -------------------------------------- what OBJECT asks of an entry */
 
-/* The live entry of key argv[2] without touching its access word, or NULL
- * after replying null. */
-static const struct ht_entry *lookup_notouch(struct conn *c, int i)
+int evict_lfu_mode(void)
 {
-	const struct ht_entry *e = ht_peek_rcu(db_table(), ARGV(c, i), ARGL(c, i));
-
-	if (!e)
-		reply_null(c);
-	return e;
+	return atomic_load_explicit(&lfu_mode, memory_order_relaxed);
 }
 
-/* Redis's string encodings: int, embstr (<= 44 bytes), raw. */
-static const char *str_encoding(const struct ht_entry *e, long long *ival)
+int evict_shares_integers(void)
 {
-	size_t n = ht_entry_vlen(e);
-	long long v;
+	int p = policy_now();
 
-	if (n <= 20 && resp_str2ll(ht_entry_val(e), n, &v)) {
-		if (ival)
-			*ival = v;
-		return "int";
-	}
-	return n <= 44 ? "embstr" : "raw";
+	return atomic_load_explicit(&g_evict_cfg.maxmemory, memory_order_relaxed) == 0 ||
+	       !(policy_is_lfu(p) || p == EVICT_VOLATILE_LRU || p == EVICT_ALLKEYS_LRU);
 }
 
-#define ERR_NO_LFU                                                                                 \
-	"-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note " \
-	"that when switching between policies at runtime LRU and LFU data will take some time to " \
-	"adjust."
-#define ERR_LFU_IDLE                                                                               \
-	"-ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "  \
-	"switching between policies at runtime LRU and LFU data will take some time to adjust."
-
-void object_sub(struct conn *c, int argc)
+long long evict_entry_freq(const struct ht_entry *e)
 {
-	const char *sub = ARGV(c, 1);
-	size_t sl = ARGL(c, 1);
-	const struct ht_entry *e;
-
-	(void)argc;
-	if (util_strcaseeq(sub, sl, "help")) {
-		static const char *const help[] = {
-		    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		    "ENCODING <key>",
-		    "    Return the kind of internal representation used in order to store the "
-		    "value",
-		    "    associated with a <key>.",
-		    "FREQ <key>",
-		    "    Return the access frequency index of the <key>. The returned integer is",
-		    "    proportional to the logarithm of the recent access frequency of the key.",
-		    "IDLETIME <key>",
-		    "    Return the idle time of the <key>, that is the approximated number of",
-		    "    seconds elapsed since the last access to the key.",
-		    "REFCOUNT <key>",
-		    "    Return the number of references of the value associated with the "
-		    "specified",
-		    "    <key>.",
-		    "HELP",
-		    "    Prints this help.",
-		    NULL};
-		reply_help(c, help);
-		return;
-	}
-	if (!(e = lookup_notouch(c, 2)))
-		return;
-	if (util_strcaseeq(sub, sl, "encoding")) {
-		reply_bulk_str(c, str_encoding(e, NULL));
-	} else if (util_strcaseeq(sub, sl, "refcount")) {
-		long long v;
-		int p = policy_now();
-		int shared =
-		    atomic_load_explicit(&g_evict_cfg.maxmemory, memory_order_relaxed) == 0 ||
-		    !(policy_is_lfu(p) || p == EVICT_VOLATILE_LRU || p == EVICT_ALLKEYS_LRU);
-
-		/* Redis shares the integers 0..9999 unless an LRU/LFU limit is on. */
-		if (!strcmp(str_encoding(e, &v), "int") && v >= 0 && v < 10000 && shared)
-			reply_int(c, INT_MAX);
-		else
-			reply_int(c, 1);
-	} else if (util_strcaseeq(sub, sl, "freq")) {
-		if (!atomic_load_explicit(&lfu_mode, memory_order_relaxed)) {
-			reply_error(c, ERR_NO_LFU);
-			return;
-		}
-		reply_int(c, ht_lfu_decayed(ht_entry_access(e), lfu_minutes_now(),
-					    (uint32_t)atomic_load_explicit(&g_evict_cfg.lfu_decay_time,
-									   memory_order_relaxed)));
-	} else { /* idletime */
-		if (atomic_load_explicit(&lfu_mode, memory_order_relaxed)) {
-			reply_error(c, ERR_LFU_IDLE);
-			return;
-		}
-		reply_int(c, (long long)(uint32_t)(lru_clock_now() - ht_entry_access(e)) *
-				 LRU_UNIT_MS / 1000);
-	}
+	return ht_lfu_decayed(
+	    ht_entry_access(e), lfu_minutes_now(),
+	    (uint32_t)atomic_load_explicit(&g_evict_cfg.lfu_decay_time, memory_order_relaxed));
 }
 
-/* ------------------------------------------------------------ MEMORY */
-
-static void memory_usage(struct conn *c, int argc)
+long long evict_entry_idle_s(const struct ht_entry *e)
 {
-	const struct ht_entry *e;
-
-	for (int j = 3; j < argc; j += 2) {
-		long long samples;
-
-		if (util_strcaseeq(ARGV(c, j), ARGL(c, j), "samples") && j + 1 < argc) {
-			if (!resp_str2ll(ARGV(c, j + 1), ARGL(c, j + 1), &samples)) {
-				reply_error(c, ERR_NOT_INT);
-				return;
-			}
-			if (samples < 0) {
-				reply_error(c, ERR_SYNTAX);
-				return;
-			}
-		} else {
-			reply_error(c, ERR_SYNTAX);
-			return;
-		}
-	}
-	if ((e = lookup_notouch(c, 2)))
-		reply_int(c, (long long)mem_entry_footprint(e));
-}
-
-static void memory_stats(struct conn *c)
-{
-	struct mem_figures m;
-	size_t keys = (size_t)db_size(), buckets = db_buckets() * sizeof(void *);
-	size_t net;
-
-	mem_figures(&m);
-	net = m.used > m.startup ? m.used - m.startup : 0;
-	reply_map(c, 28);
-	reply_bulk_str(c, "peak.allocated");
-	reply_int(c, (long long)m.peak);
-	reply_bulk_str(c, "total.allocated");
-	reply_int(c, (long long)m.used);
-	reply_bulk_str(c, "startup.allocated");
-	reply_int(c, (long long)m.startup);
-	reply_bulk_str(c, "replication.backlog");
-	reply_int(c, 0);
-	reply_bulk_str(c, "clients.slaves");
-	reply_int(c, 0);
-	reply_bulk_str(c, "clients.normal");
-	reply_int(c, (long long)m.clients_normal);
-	reply_bulk_str(c, "cluster.links");
-	reply_int(c, 0);
-	reply_bulk_str(c, "aof.buffer");
-	reply_int(c, 0);
-	reply_bulk_str(c, "lua.caches");
-	reply_int(c, 0);
-	reply_bulk_str(c, "functions.caches");
-	reply_int(c, 0);
-	reply_bulk_str(c, "db.0");
-	reply_map(c, 3);
-	reply_bulk_str(c, "overhead.hashtable.main");
-	reply_int(c, (long long)buckets);
-	reply_bulk_str(c, "overhead.hashtable.expires");
-	reply_int(c, 0);
-	reply_bulk_str(c, "overhead.hashtable.slot-to-keys");
-	reply_int(c, 0);
-	reply_bulk_str(c, "overhead.total");
-	reply_int(c, (long long)m.overhead);
-	reply_bulk_str(c, "keys.count");
-	reply_int(c, (long long)keys);
-	reply_bulk_str(c, "keys.bytes-per-key");
-	reply_int(c, keys ? (long long)(net / keys) : 0);
-	reply_bulk_str(c, "dataset.bytes");
-	reply_int(c, (long long)m.dataset);
-	reply_bulk_str(c, "dataset.percentage");
-	reply_double(c, m.dataset_perc);
-	reply_bulk_str(c, "peak.percentage");
-	reply_double(c, m.peak_perc);
-	reply_bulk_str(c, "allocator.allocated");
-	reply_int(c, (long long)m.allocated);
-	reply_bulk_str(c, "allocator.active");
-	reply_int(c, (long long)m.active);
-	reply_bulk_str(c, "allocator.resident");
-	reply_int(c, (long long)m.resident);
-	reply_bulk_str(c, "allocator-fragmentation.ratio");
-	reply_double(c, m.alloc_frag);
-	reply_bulk_str(c, "allocator-fragmentation.bytes");
-	reply_int(c, m.alloc_frag_bytes);
-	reply_bulk_str(c, "allocator-rss.ratio");
-	reply_double(c, m.alloc_rss);
-	reply_bulk_str(c, "allocator-rss.bytes");
-	reply_int(c, m.alloc_rss_bytes);
-	reply_bulk_str(c, "rss-overhead.ratio");
-	reply_double(c, m.rss_overhead);
-	reply_bulk_str(c, "rss-overhead.bytes");
-	reply_int(c, m.rss_overhead_bytes);
-	reply_bulk_str(c, "fragmentation");
-	reply_double(c, m.frag);
-	reply_bulk_str(c, "fragmentation.bytes");
-	reply_int(c, m.frag_bytes);
-}
-
-void memory_sub(struct conn *c, int argc)
-{
-	const char *sub = ARGV(c, 1);
-	size_t sl = ARGL(c, 1);
-
-	if (util_strcaseeq(sub, sl, "usage")) {
-		memory_usage(c, argc);
-	} else if (util_strcaseeq(sub, sl, "stats")) {
-		memory_stats(c);
-	} else if (util_strcaseeq(sub, sl, "doctor")) {
-		const char *msg =
-		    mem_allocated() < 5u * 1024 * 1024
-			? "Hi Sam, this instance is empty or is using very little memory, my "
-			  "issues detector can't be used in these conditions. Please, leave for "
-			  "your mission on Earth and fill it with some data. The new Sam and I "
-			  "will be back to our programming as soon as I finished rebooting.\n"
-			: "Hi Sam, I can't find any memory issue in your instance. I can only "
-			  "account for what occurs on this base.\n";
-
-		reply_verbatim(c, msg, strlen(msg));
-	} else if (util_strcaseeq(sub, sl, "purge")) {
-		mem_purge();
-		reply_ok(c);
-	} else if (util_strcaseeq(sub, sl, "malloc-stats")) {
-		size_t len;
-		char *text = mem_malloc_stats(&len);
-
-		reply_verbatim(c, text, len);
-		free(text);
-	} else {
-		static const char *const help[] = {
-		    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		    "DOCTOR",
-		    "    Return memory problems reports.",
-		    "MALLOC-STATS",
-		    "    Return internal statistics report from the memory allocator.",
-		    "PURGE",
-		    "    Attempt to purge dirty pages for reclamation by the allocator.",
-		    "STATS",
-		    "    Return information about the memory usage of the server.",
-		    "USAGE <key> [SAMPLES <count>]",
-		    "    Return memory in bytes used by <key> and its value. Nested values are",
-		    "    sampled up to <count> times (default: 5, 0 means sample all).",
-		    "HELP",
-		    "    Prints this help.",
-		    NULL};
-		reply_help(c, help);
-	}
+	return (long long)(uint32_t)(lru_clock_now() - ht_entry_access(e)) * LRU_UNIT_MS / 1000;
 }
 
 /* ------------------------------------------------------------ options */

@@ -45,4 +45,15 @@ unsigned long long evict_evicted_keys(void);
 void evict_reset_stats(void);
 void evict_exceeded_time(unsigned long long *total_ms, unsigned long long *current_ms);
 
+/* What OBJECT reads (cmd_object.c); any worker, online, @e from the table. */
+struct ht_entry;
+/* 1 while the table's access words are LFU words (an LFU policy is set). */
+int evict_lfu_mode(void);
+/* 1 when Redis would share the integers 0..9999 (no LRU/LFU limit on). */
+int evict_shares_integers(void);
+/* OBJECT FREQ: @e's LFU counter, decayed to now (LFU mode only). */
+long long evict_entry_freq(const struct ht_entry *e);
+/* OBJECT IDLETIME: seconds since @e was last touched (LRU mode only). */
+long long evict_entry_idle_s(const struct ht_entry *e);
+
 #endif /* SERVER_EVICT_H */

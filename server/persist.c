@@ -44,14 +44,11 @@
 #define RCU_FLAVOR_QSBR
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
-#include "server/cmd.h"
 #include "server/config.h"
-#include "server/conn.h"
 #include "server/db.h"
 #include "server/log.h"
 #include "server/persist.h"
 #include "server/rdb.h"
-#include "server/reply.h"
 #include "server/server.h"
 #include "server/stats.h"
 #include "server/util.h"
@@ -610,20 +607,18 @@ static void bgsave_reap(int wait)
 	pthread_join(t, NULL);
 }
 
-/* ------------------------------------------------------------ commands */
+/* ----------------------------------- what SAVE, BGSAVE and LASTSAVE ask */
 
-void persist_cmd_save(struct conn *c, int argc)
+enum persist_result persist_save_now(void)
 {
 	long long dirty_at = 0, start = util_mstime();
 	uint64_t nkeys = 0;
 	int r;
 
-	(void)argc;
 	pthread_mutex_lock(&p_lock);
 	if (P.saving) {
 		pthread_mutex_unlock(&p_lock);
-		reply_error(c, "Background save already in progress");
-		return;
+		return PERSIST_BUSY;
 	}
 	P.saving = 1;
 	pthread_mutex_unlock(&p_lock);
@@ -633,54 +628,33 @@ void persist_cmd_save(struct conn *c, int argc)
 	r = save_now(&dirty_at, &nkeys);
 	rcu_thread_online();
 	save_done(r, dirty_at, 0, start);
-	if (r == 0)
-		reply_ok(c);
-	else
-		reply_err_code(c, "-ERR");
+	return r == 0 ? PERSIST_DONE : PERSIST_FAILED;
 }
 
-void persist_cmd_bgsave(struct conn *c, int argc)
+enum persist_result persist_bgsave(int schedule)
 {
-	int schedule = 0;
+	enum persist_result res;
 
-	if (argc > 1) {
-		if (argc == 2 && util_strcaseeq(ARGV(c, 1), ARGL(c, 1), "schedule")) {
-			schedule = 1;
-		} else {
-			reply_error(c, ERR_SYNTAX);
-			return;
-		}
-	}
 	pthread_mutex_lock(&p_lock);
 	if (P.saving) {
-		if (schedule) {
+		if (schedule)
 			P.bg_scheduled = 1;
-			pthread_mutex_unlock(&p_lock);
-			reply_simple(c, "Background saving scheduled");
-		} else {
-			pthread_mutex_unlock(&p_lock);
-			reply_error(c, "Background save already in progress");
-		}
-		return;
-	}
-	if (bgsave_start_locked() == 0) {
-		pthread_mutex_unlock(&p_lock);
-		reply_simple(c, "Background saving started");
+		res = schedule ? PERSIST_SCHEDULED : PERSIST_BUSY;
 	} else {
-		pthread_mutex_unlock(&p_lock);
-		reply_err_code(c, "-ERR");
+		res = bgsave_start_locked() == 0 ? PERSIST_STARTED : PERSIST_FAILED;
 	}
+	pthread_mutex_unlock(&p_lock);
+	return res;
 }
 
-void persist_cmd_lastsave(struct conn *c, int argc)
+long long persist_lastsave(void)
 {
 	long long t;
 
-	(void)argc;
 	pthread_mutex_lock(&p_lock);
 	t = P.last_save;
 	pthread_mutex_unlock(&p_lock);
-	reply_int(c, t);
+	return t;
 }
 
 /*

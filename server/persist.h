@@ -47,6 +47,22 @@ void persist_temp_path(char *buf, size_t len);
 /* 1 if write commands (and PING) must answer MISCONF */
 int persist_writes_denied(void);
 void persist_flushall(void); /* FLUSHALL: save now if save points are set */
+
+/* What a save asked for by a command did (SAVE, BGSAVE: cmd_server.c). */
+enum persist_result {
+	PERSIST_DONE,	   /* saved */
+	PERSIST_STARTED,   /* a background save started */
+	PERSIST_SCHEDULED, /* one runs: another follows it (BGSAVE SCHEDULE) */
+	PERSIST_BUSY,	   /* one runs: nothing done */
+	PERSIST_FAILED	   /* the save, or starting its thread, failed (logged) */
+};
+/* SAVE: save in the calling worker, offline while it writes (it must hold no
+ * table reference).  PERSIST_DONE, _BUSY or _FAILED. */
+enum persist_result persist_save_now(void);
+/* BGSAVE [SCHEDULE]: start the snapshot thread.  Any worker. */
+enum persist_result persist_bgsave(int schedule);
+/* LASTSAVE: the unix time of the last successful save (or of start-up). */
+long long persist_lastsave(void);
 #define ERR_MISCONF                                                                                \
 	"-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "      \
 	"persist to disk. Commands that may modify the data set are disabled, because this "     \

@@ -309,3 +309,15 @@ void reply_verbatim(struct conn *c, const char *p, size_t n)
 		reply_bulk(c, p, n);
 	}
 }
+
+/* The lines of a HELP subcommand, as Redis prints them (simple strings). */
+void reply_help(struct conn *c, const char *const *lines)
+{
+	long long n = 0;
+
+	while (lines[n])
+		n++;
+	reply_array(c, n);
+	for (long long i = 0; i < n; i++)
+		reply_simple(c, lines[i]);
+}

@@ -49,4 +49,8 @@ int ld2string(char *buf, size_t len, long double value, int humanfriendly);
 #define ERR_OOM "-OOM command not allowed when used memory > 'maxmemory'."
 #define ERR_LOADING "-LOADING Redis is loading the dataset in memory"
 
+/* Reply the HELP lines (a NULL-terminated array) of a container command, as
+ * Redis prints them: an array of simple strings. */
+void reply_help(struct conn *c, const char *const *lines);
+
 #endif /* SERVER_REPLY_H */

@@ -6,7 +6,6 @@
  * through the commands that parse numbers and patterns.
  */
 #include "resp/resp.h"
-#include "server/server.h"
 #include "server/util.h"
 
 #include <stdarg.h>

@@ -9,7 +9,6 @@
  */
 #include "server/config.h"
 #include "server/log.h"
-#include "server/config.h"
 
 #include <stdarg.h>
 #include <errno.h>

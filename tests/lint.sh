@@ -6,11 +6,26 @@
 #   2. every file a comment or document names as "Tested by", "Tests:" or
 #      "see" exists, and so does every tracked-tree path (rcu/, hashtable/,
 #      server/, client/, conf/, tests/, bench/, examples/, scripts/, docs/)
-#      with a source or document suffix.
+#      with a source or document suffix;
+#   3. server/ is layered (docs/server-layers.md): a file includes only the
+#      server headers of its own layer or below, every server file has a
+#      layer, and no two server files include each other, directly or not.
 # Each finding prints file:line; the closing line is "N passed, M failed".
 set -u
 cd "$(dirname "$0")/.."
 pass=0; fail=0
+
+# report FINDINGS FAIL-TEXT OK-TEXT: count one check, printing its findings.
+report() {
+	if [ -n "$1" ]; then
+		fail=$((fail + 1))
+		echo "FAIL $2:"
+		printf '%s\n' "$1" | cut -c1-160 | sed 's/^/    /'
+	else
+		pass=$((pass + 1))
+		echo "ok   $3"
+	fi
+}
 
 # --- 1. half-checked shell checks ----------------------------------------------
 # Quoted text is blanked first: `check "msg" eval '[ A ] && [ B ]'` is one check.
@@ -32,14 +47,8 @@ for f in sys.stdin.read().split():
         if half.search(quoted.sub("Q", line)):
             print("%s:%d: %s" % (f, at, line.strip()))
 ')
-if [ -n "$half" ]; then
-	fail=$((fail + 1))
-	echo "FAIL shell checks with an unquoted && or || after them (bash runs check on the first half only):"
-	printf '%s\n' "$half" | cut -c1-160 | sed 's/^/    /'
-else
-	pass=$((pass + 1))
-	echo "ok   no shell check tests only its first half"
-fi
+report "$half" "shell checks with an unquoted && or || after them (bash runs check on the first half only)" \
+	"no shell check tests only its first half"
 
 # --- 2. paths named in comments and documents ----------------------------------
 missing=$(git ls-files | grep -vE '^(tests/fuzz/(corpus|regress|traffic)/|tests/server/rdb-corpus/)' |
@@ -70,14 +79,60 @@ for f in sys.stdin.read().split():
             if not ok and not path_re.search(p):
                 print("%s:%d: %s" % (f, i, p))
 ')
-if [ -n "$missing" ]; then
-	fail=$((fail + 1))
-	echo "FAIL files named in comments or documents that do not exist:"
-	printf '%s\n' "$missing" | sed 's/^/    /'
-else
-	pass=$((pass + 1))
-	echo "ok   every file named in a comment or document exists"
-fi
+report "$missing" "files named in comments or documents that do not exist" \
+	"every file named in a comment or document exists"
+
+# --- 3. server/ layers ----------------------------------------------------------
+# The table is docs/server-layers.md's; a new server file needs a row here.
+layers=$(python3 -c '
+import os, re
+layer = {}
+for n, mods in enumerate([
+    "util lathist",                     # 0 helpers
+    "config log",                       # 1 option rows and their registry, the log
+    "server",                           # 2 the process state, wakeups
+    "stats",                            # 3 counters
+    "conn request reply tls",           # 4 the connection engine, RESP in and out
+    "client db mem evict rdb persist",  # 5 registry, keyspace, memory, snapshots
+    "cmd cmd_docs",                     # 6 the command table and dispatch
+    "cmd_conn cmd_string cmd_keys cmd_expire cmd_server cmd_client cmd_object info",  # 7 handlers
+    "net main",                         # 8 event loops, the process
+]):
+    for m in mods.split():
+        layer[m] = n
+inc = re.compile(r"#include \"server/(\w+)\.h\"")
+graph = {}
+for f in sorted(os.listdir("server")):
+    if not f.endswith((".c", ".h")):
+        continue
+    me = f.rsplit(".", 1)[0]
+    if me not in layer:
+        print("server/%s: no layer (add it to tests/lint.sh and docs/server-layers.md)" % f)
+        continue
+    for i, l in enumerate(open("server/" + f), 1):
+        m = inc.match(l)
+        if not m or m.group(1) == me:
+            continue
+        h = m.group(1)
+        graph.setdefault(me, set()).add(h)
+        if layer.get(h, 99) > layer[me]:
+            print("server/%s:%d: includes server/%s.h, a higher layer (%d > %d)" % (f, i, h, layer.get(h, 99), layer[me]))
+# include cycles: depth-first search, reporting one cycle per back edge
+state = {}
+def dfs(v, path):
+    state[v] = 1
+    for w in sorted(graph.get(v, ())):
+        if state.get(w) == 1:
+            print("include cycle: " + " -> ".join(path[path.index(w):] + [w]))
+        elif w not in state:
+            dfs(w, path + [w])
+    state[v] = 2
+for v in sorted(graph):
+    if v not in state:
+        dfs(v, [v])
+')
+report "$layers" "server/ layering (docs/server-layers.md)" \
+	"server/ files include only their own layer or below, with no cycle"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

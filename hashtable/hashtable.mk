@@ -112,7 +112,7 @@ $(B)/tests/hashtable/test_ht_snapshot_memb: $(B)/tests/hashtable/memb/test_ht_sn
 	$(CC) $(LDFLAGS) -o $@ $< $(HT_MEMB_LIB) $(HT_TEST_LIBS)
 
 # librcukv through rcukv.h only, linked as an application links librcukv.a.
-$(B)/tests/hashtable/test_rcukv: tests/hashtable/test_rcukv.c hashtable/rcukv.h $(RCUKV_LIB)
+$(B)/tests/hashtable/test_rcukv: tests/hashtable/test_rcukv.c hashtable/rcukv.h tests/check.h $(RCUKV_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(RCUKV_LIB) $(LDFLAGS)
 

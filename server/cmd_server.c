@@ -83,12 +83,18 @@ void acl_whoami(struct conn *c, int argc)
 	reply_bulk_str(c, "default");
 }
 
-void cmd_save(struct conn *c, int argc)
+/* The reply SAVE and BGSAVE give for what persist.c did. */
+static void reply_persist(struct conn *c, enum persist_result r)
 {
-	(void)argc;
-	switch (persist_save_now()) {
+	switch (r) {
 	case PERSIST_DONE:
 		reply_ok(c);
+		break;
+	case PERSIST_STARTED:
+		reply_simple(c, "Background saving started");
+		break;
+	case PERSIST_SCHEDULED:
+		reply_simple(c, "Background saving scheduled");
 		break;
 	case PERSIST_BUSY:
 		reply_error(c, "Background save already in progress");
@@ -97,6 +103,12 @@ void cmd_save(struct conn *c, int argc)
 		reply_err_code(c, "-ERR");
 		break;
 	}
+}
+
+void cmd_save(struct conn *c, int argc)
+{
+	(void)argc;
+	reply_persist(c, persist_save_now());
 }
 
 void cmd_bgsave(struct conn *c, int argc)
@@ -111,20 +123,7 @@ void cmd_bgsave(struct conn *c, int argc)
 			return;
 		}
 	}
-	switch (persist_bgsave(schedule)) {
-	case PERSIST_STARTED:
-		reply_simple(c, "Background saving started");
-		break;
-	case PERSIST_SCHEDULED:
-		reply_simple(c, "Background saving scheduled");
-		break;
-	case PERSIST_BUSY:
-		reply_error(c, "Background save already in progress");
-		break;
-	default:
-		reply_err_code(c, "-ERR");
-		break;
-	}
+	reply_persist(c, persist_bgsave(schedule));
 }
 
 void cmd_lastsave(struct conn *c, int argc)

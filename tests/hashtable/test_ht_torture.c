@@ -32,6 +32,7 @@
 
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
+#include "tests/check.h"
 
 /* The key of the dead sentinel (below); no key the torture writes. */
 #define DEAD_KEY "freed"
@@ -117,7 +118,6 @@ static _Atomic unsigned long n_flushes;
 static _Atomic unsigned long errors;
 static _Atomic unsigned long n_lookups, n_found, n_updates, n_deletes, n_rmw, n_txn, n_scans,
     n_exp_set, n_scan_steps;
-static int passed, failed;
 
 /* Errors by kind, for the closing "readers saw" line that
  * tests/hashtable/broken_gp.sh reads: an entry whose key or value is not
@@ -632,17 +632,6 @@ static void *flusher(void *arg)
 	return NULL;
 }
 
-static void check(int ok, const char *what)
-{
-	if (ok) {
-		passed++;
-		printf("ok   %s\n", what);
-	} else {
-		failed++;
-		printf("FAIL %s\n", what);
-	}
-}
-
 int main(void)
 {
 	struct ht_options o = {
@@ -706,7 +695,7 @@ int main(void)
 	    n_exp_set, n_scans, n_scan_steps, hs.grows, hs.shrinks, hs.unzip_passes, hs.expired,
 	    rs1.gp_completed - rs0.gp_completed, rs1.cb_invoked - rs0.cb_invoked,
 	    rs1.cb_pending_hwm);
-	check(atomic_load(&errors) == 0,
+	CHECK(atomic_load(&errors) == 0,
 	      "every value seen was written for its key; no stable key missed");
 	/* every stable key still there and well-formed */
 	{
@@ -719,16 +708,16 @@ int main(void)
 			if (r < 0 || !checkval(buf, (size_t)r, k))
 				bad++;
 		}
-		check(bad == 0, "all stable keys present at the end");
+		CHECK(bad == 0, "all stable keys present at the end");
 	}
-	check(ht_validate(ht) == 0, "ht_validate after the run");
-	check(hs.grows >= 2 && hs.shrinks >= 2 && hs.unzip_passes >= 2,
+	CHECK(ht_validate(ht) == 0, "ht_validate after the run");
+	CHECK(hs.grows >= 2 && hs.shrinks >= 2 && hs.unzip_passes >= 2,
 	      "resizes exercised (>= 2 grows, 2 shrinks)");
-	check(n_updates >= 1000 && n_deletes >= 100 && n_rmw >= 100 && n_txn >= 100,
+	CHECK(n_updates >= 1000 && n_deletes >= 100 && n_rmw >= 100 && n_txn >= 100,
 	      "updates, deletes, rmw and txn exercised");
-	check(n_lookups >= 10000 && n_scans >= 2, "lookups and scans exercised");
-	check(hs.expired >= 10, "lazy/active expiry exercised");
-	check(rs1.gp_completed - rs0.gp_completed >= 10, "grace periods exercised (>= 10)");
+	CHECK(n_lookups >= 10000 && n_scans >= 2, "lookups and scans exercised");
+	CHECK(hs.expired >= 10, "lazy/active expiry exercised");
+	CHECK(rs1.gp_completed - rs0.gp_completed >= 10, "grace periods exercised (>= 10)");
 	/* Phase 2: flushes under traffic; values must stay well-formed. */
 	{
 		unsigned long e0 = atomic_load(&errors);
@@ -747,9 +736,9 @@ int main(void)
 			pthread_join(th[i], NULL);
 		rcu_thread_online();
 		printf("flush phase: %lu flushes\n", n_flushes);
-		check(atomic_load(&errors) == e0 && n_flushes >= 5,
+		CHECK(atomic_load(&errors) == e0 && n_flushes >= 5,
 		      "flushes under readers and writers: values well-formed (>= 5 flushes)");
-		check(ht_validate(ht) == 0, "ht_validate after the flush phase");
+		CHECK(ht_validate(ht) == 0, "ht_validate after the flush phase");
 	}
 	ht_free(ht);
 	rcu_unregister_thread();
@@ -761,12 +750,11 @@ int main(void)
 	printf("held entries: %lu, %lu of them replaced while held\n", atomic_load(&n_holds),
 	       atomic_load(&n_held_replaced));
 	/* The hold proves something only if writers retired held entries. */
-	check(atomic_load(&n_held_replaced) > 0,
+	CHECK(atomic_load(&n_held_replaced) > 0,
 	      "readers held entries that writers replaced meanwhile");
 	printf("readers saw: %lu freed or foreign entries, %lu missed stable keys, %lu other "
 	       "errors\n",
 	       atomic_load(&err_kind[K_FREED]), atomic_load(&err_kind[K_MISSED]),
 	       atomic_load(&err_kind[K_OTHER]));
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }

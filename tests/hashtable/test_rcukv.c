@@ -2,7 +2,7 @@
  * test_rcukv.c - librcukv through its public header only (hashtable/rcukv.h),
  * linked against librcukv.a as an application would be: expiry that frees
  * (issue 21), eviction order, what an error return means, count.
- * Prints 'N passed, M failed'; exits non-zero on failure.  No timing
+ * Prints "N passed, M failed, K skipped" (tests/check.h); exits non-zero on failure.  No timing
  * assertions: waits are bounded polls with generous limits.
  */
 #include <dirent.h>
@@ -18,18 +18,10 @@
 #include <unistd.h>
 
 #include "hashtable/rcukv.h"
+#include "tests/check.h"
 
-static int passed, failed, skipped;
 static int base_threads; /* threads before any cache (a sanitizer may run one) */
 
-static void check(int ok, const char *what)
-{
-	if (ok)
-		passed++;
-	else
-		failed++;
-	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
-}
 
 /* A check this build cannot make: ThreadSanitizer runs a thread of its own
  * (started lazily, so thread counts move) and forbids threads in a child
@@ -39,18 +31,13 @@ static void check(int ok, const char *what)
 #else
 #define TSAN_BUILD 0
 #endif
-static void skip(const char *what)
-{
-	skipped++;
-	printf("SKIP %s (ThreadSanitizer build)\n", what);
-}
 
 static void check_threads(int ok, const char *what)
 {
 	if (TSAN_BUILD)
-		skip(what);
+		SKIP("%s (ThreadSanitizer build)", what);
 	else
-		check(ok, what);
+		CHECK(ok, "%s", what);
 }
 
 static void sleep_ms(long ms)
@@ -81,7 +68,7 @@ static void test_ttl_fill(void)
 	size_t live = 0;
 
 	memset(v, 'v', sizeof(v));
-	check(kv != NULL, "ttl fill: open with a 64 KiB limit");
+	CHECK(kv != NULL, "ttl fill: open with a 64 KiB limit");
 	if (!kv)
 		return;
 	for (int i = 0; i < 2000; i++) {
@@ -90,10 +77,10 @@ static void test_ttl_fill(void)
 		bad_set += rcukv_set(kv, k, kl, v, sizeof(v), 20) != 0;
 		over += rcukv_memory(kv) > opt.max_memory;
 	}
-	check(bad_set == 0 && over == 0,
+	CHECK(bad_set == 0 && over == 0,
 	      "ttl fill: 2000 sets with a 20 ms TTL succeed under the limit");
 	sleep_ms(100);
-	check(rcukv_count(kv) == 0, "ttl fill: count excludes expired entries");
+	CHECK(rcukv_count(kv) == 0, "ttl fill: count excludes expired entries");
 	for (int i = 0; i < 2000; i++) {
 		size_t kl = key(k, sizeof(k), "n", i);
 		int rc = rcukv_set(kv, k, kl, v, sizeof(v), 0);
@@ -103,9 +90,9 @@ static void test_ttl_fill(void)
 		over += rcukv_memory(kv) > opt.max_memory;
 	}
 	printf("after refill: count=%zu memory=%zu\n", rcukv_count(kv), rcukv_memory(kv));
-	check(bad_set == 0, "ttl fill: every later set returns 0 (no false -ENOMEM)");
-	check(not_stored == 0, "ttl fill: a set that returned 0 stored its key");
-	check(over == 0, "ttl fill: memory never above the limit");
+	CHECK(bad_set == 0, "ttl fill: every later set returns 0 (no false -ENOMEM)");
+	CHECK(not_stored == 0, "ttl fill: a set that returned 0 stored its key");
+	CHECK(over == 0, "ttl fill: memory never above the limit");
 	for (int i = 0; i < 2000; i++) {
 		size_t kl = key(k, sizeof(k), "n", i);
 
@@ -115,10 +102,10 @@ static void test_ttl_fill(void)
 			    rcukv_get_buf(kv, k, kl, out, sizeof(out)) != (long long)sizeof(v);
 		}
 	}
-	check(unreadable == 0 && live == rcukv_count(kv), "ttl fill: every live key is readable");
+	CHECK(unreadable == 0 && live == rcukv_count(kv), "ttl fill: every live key is readable");
 	/* ~140 bytes an entry: a full cache holds ~460; expired ones must not
 	 * crowd live ones out. */
-	check(live * 2 > opt.max_memory / (sizeof(v) + 48),
+	CHECK(live * 2 > opt.max_memory / (sizeof(v) + 48),
 	      "ttl fill: the cache fills with live keys");
 	rcukv_close(kv);
 }
@@ -132,18 +119,18 @@ static void test_background_expiry(void)
 	int i;
 
 	if (!kv) {
-		check(0, "background expiry: open");
+		CHECK(0, "background expiry: open");
 		return;
 	}
 	for (i = 0; i < 5000; i++)
 		rcukv_set(kv, k, key(k, sizeof(k), "e", i), "x", 1, 10);
 	rcukv_set(kv, "keep", 4, "y", 1, 0);
-	check(rcukv_memory(kv) > 5000 * 40, "background expiry: 5000 entries with a TTL stored");
+	CHECK(rcukv_memory(kv) > 5000 * 40, "background expiry: 5000 entries with a TTL stored");
 	for (i = 0; i < 500 && rcukv_memory(kv) > 100; i++)
 		sleep_ms(10);
 	printf("memory after %d ms: %zu\n", i * 10, rcukv_memory(kv));
-	check(rcukv_memory(kv) < 100, "background expiry: untouched expired entries are removed");
-	check(rcukv_exists(kv, "keep", 4) == 1 && rcukv_count(kv) == 1,
+	CHECK(rcukv_memory(kv) < 100, "background expiry: untouched expired entries are removed");
+	CHECK(rcukv_exists(kv, "keep", 4) == 1 && rcukv_count(kv) == 1,
 	      "background expiry: the entry without a TTL stays");
 	rcukv_close(kv);
 }
@@ -158,7 +145,7 @@ static void test_evict_expired_first(void)
 
 	memset(v, 'v', sizeof(v));
 	if (!kv) {
-		check(0, "expired first: open");
+		CHECK(0, "expired first: open");
 		return;
 	}
 	for (i = 0; i < 150; i++)
@@ -172,7 +159,7 @@ static void test_evict_expired_first(void)
 	for (i = 0; i < 150; i++)
 		survivors += rcukv_exists(kv, k, key(k, sizeof(k), "old", i));
 	printf("old live entries surviving: %d of 150\n", survivors);
-	check(survivors >= 145, "expired first: live entries survive while expired ones can go");
+	CHECK(survivors >= 145, "expired first: live entries survive while expired ones can go");
 	rcukv_close(kv);
 }
 
@@ -185,17 +172,17 @@ static void test_error_means_not_stored(void)
 
 	memset(big, 'b', sizeof(big));
 	if (!kv) {
-		check(0, "error: open");
+		CHECK(0, "error: open");
 		return;
 	}
-	check(rcukv_set(kv, "a", 1, "old", 3, 0) == 0, "error: a small set fits");
-	check(rcukv_set(kv, "a", 1, big, sizeof(big), 0) == -ENOMEM,
+	CHECK(rcukv_set(kv, "a", 1, "old", 3, 0) == 0, "error: a small set fits");
+	CHECK(rcukv_set(kv, "a", 1, big, sizeof(big), 0) == -ENOMEM,
 	      "error: a value larger than the limit is refused");
-	check(rcukv_get_buf(kv, "a", 1, out, sizeof(out)) == 3 && memcmp(out, "old", 3) == 0,
+	CHECK(rcukv_get_buf(kv, "a", 1, out, sizeof(out)) == 3 && memcmp(out, "old", 3) == 0,
 	      "error: the refused overwrite left the old value");
-	check(rcukv_set(kv, "b", 1, big, sizeof(big), 0) == -ENOMEM && !rcukv_exists(kv, "b", 1),
+	CHECK(rcukv_set(kv, "b", 1, big, sizeof(big), 0) == -ENOMEM && !rcukv_exists(kv, "b", 1),
 	      "error: a refused new key is absent");
-	check(rcukv_add(kv, "a", 1, "x", 1, 0) == -EEXIST, "error: add of a present key");
+	CHECK(rcukv_add(kv, "a", 1, "x", 1, 0) == -EEXIST, "error: add of a present key");
 	rcukv_close(kv);
 }
 
@@ -209,25 +196,25 @@ static void test_runtime_limit(void)
 
 	memset(v, 'v', sizeof(v));
 	if (!kv) {
-		check(0, "limit: open");
+		CHECK(0, "limit: open");
 		return;
 	}
 	for (i = 0; i < 3000; i++)
 		bad += rcukv_set(kv, k, key(k, sizeof(k), "r", i), v, sizeof(v),
 				 i % 2 ? 0 : 60000) != 0;
-	check(bad == 0 && rcukv_memory(kv) > 200 * 1024, "limit: filled to a 256 KiB limit");
-	check(rcukv_set_max_memory(kv, 32 * 1024) == 0 && rcukv_max_memory(kv) == 32 * 1024,
+	CHECK(bad == 0 && rcukv_memory(kv) > 200 * 1024, "limit: filled to a 256 KiB limit");
+	CHECK(rcukv_set_max_memory(kv, 32 * 1024) == 0 && rcukv_max_memory(kv) == 32 * 1024,
 	      "limit: lowered to 32 KiB");
 	printf("after lowering: memory=%zu count=%zu\n", rcukv_memory(kv), rcukv_count(kv));
-	check(rcukv_memory(kv) <= 32 * 1024 && rcukv_count(kv) > 100,
+	CHECK(rcukv_memory(kv) <= 32 * 1024 && rcukv_count(kv) > 100,
 	      "limit: a lower limit is met at once");
 	for (i = 0; i < 1000; i++)
 		bad += rcukv_set(kv, k, key(k, sizeof(k), "s", i), v, sizeof(v), 0) != 0;
-	check(bad == 0 && rcukv_memory(kv) <= 32 * 1024, "limit: later writes keep the new limit");
+	CHECK(bad == 0 && rcukv_memory(kv) <= 32 * 1024, "limit: later writes keep the new limit");
 	rcukv_set_max_memory(kv, 0);
 	for (i = 0; i < 3000; i++)
 		rcukv_set(kv, k, key(k, sizeof(k), "u", i), v, sizeof(v), 0);
-	check(rcukv_memory(kv) > 3000 * sizeof(v), "limit: 0 removes the limit");
+	CHECK(rcukv_memory(kv) > 3000 * sizeof(v), "limit: 0 removes the limit");
 	rcukv_close(kv);
 }
 
@@ -238,7 +225,7 @@ static void test_ttl_and_count(void)
 	long long t;
 
 	if (!kv) {
-		check(0, "ttl: open");
+		CHECK(0, "ttl: open");
 		return;
 	}
 	rcukv_set(kv, "a", 1, "1", 1, 0);
@@ -246,10 +233,10 @@ static void test_ttl_and_count(void)
 	rcukv_set(kv, "c", 1, "3", 1, 1);
 	sleep_ms(5);
 	t = rcukv_ttl(kv, "b", 1);
-	check(t > 50000 && t <= 60000, "ttl: remaining time of a 60 s TTL");
-	check(rcukv_ttl(kv, "a", 1) == -1, "ttl: -1 without a TTL");
-	check(rcukv_ttl(kv, "c", 1) == -ENOENT, "ttl: an expired key is absent");
-	check(rcukv_count(kv) == 2, "count: 2 live of 3 stored");
+	CHECK(t > 50000 && t <= 60000, "ttl: remaining time of a 60 s TTL");
+	CHECK(rcukv_ttl(kv, "a", 1) == -1, "ttl: -1 without a TTL");
+	CHECK(rcukv_ttl(kv, "c", 1) == -ENOENT, "ttl: an expired key is absent");
+	CHECK(rcukv_count(kv) == 2, "count: 2 live of 3 stored");
 	rcukv_close(kv);
 }
 
@@ -273,20 +260,20 @@ static void test_close_joins_threads(void)
 {
 	rcukv *a = rcukv_open(NULL), *b = rcukv_open(NULL);
 
-	check(a && b && threads() > 1, "close: open caches run background threads");
+	CHECK(a && b && threads() > 1, "close: open caches run background threads");
 	rcukv_set(a, "k", 1, "v", 1, 0);
 	rcukv_set(b, "k", 1, "v", 1, 0);
 	rcukv_del(a, "k", 1); /* a free after a grace period: the callback thread */
 	rcukv_close(a);
-	check(rcukv_shutdown() == -EBUSY, "shutdown: -EBUSY while a cache is open");
+	CHECK(rcukv_shutdown() == -EBUSY, "shutdown: -EBUSY while a cache is open");
 	rcukv_close(b);
 	check_threads(threads() == base_threads,
 		      "close: after the last close no library thread is left");
 	a = rcukv_open(NULL);
-	check(a && rcukv_set(a, "x", 1, "y", 1, 0) == 0 && rcukv_exists(a, "x", 1) == 1,
+	CHECK(a && rcukv_set(a, "x", 1, "y", 1, 0) == 0 && rcukv_exists(a, "x", 1) == 1,
 	      "close: a cache opened after the last close works");
 	rcukv_close(a);
-	check(rcukv_shutdown() == 0, "shutdown: 0 with no cache open");
+	CHECK(rcukv_shutdown() == 0, "shutdown: 0 with no cache open");
 	check_threads(threads() == base_threads, "shutdown: still no library thread");
 }
 
@@ -299,7 +286,7 @@ static void expect_abort(void (*fn)(void), const char *want, const char *what)
 	pid_t pid;
 
 	if (pipe(fd)) {
-		check(0, what);
+		CHECK(0, "%s", what);
 		return;
 	}
 	fflush(stdout); /* the child must not print our buffer again */
@@ -318,7 +305,7 @@ static void expect_abort(void (*fn)(void), const char *want, const char *what)
 	close(fd[0]);
 	waitpid(pid, &st, 0);
 	printf("child said: %s", got ? msg : "(nothing)\n");
-	check(pid > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(msg, want), what);
+	CHECK(pid > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(msg, want), "%s", what);
 }
 
 static void use_after_close(void)
@@ -443,13 +430,13 @@ static void test_fork(void)
 	char why[64] = "";
 
 	if (TSAN_BUILD) {
-		skip("fork: children use, clear and close caches forked under load");
+		SKIP("fork: children use, clear and close caches forked under load (ThreadSanitizer build)");
 		rcukv_close(a);
 		rcukv_close(b);
 		return;
 	}
 	if (!a || !b) {
-		check(0, "fork: open");
+		CHECK(0, "fork: open");
 		return;
 	}
 	rcukv_set(a, "fixed", 5, "here", 4, 0);
@@ -477,12 +464,12 @@ static void test_fork(void)
 	for (int i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
 	printf("fork: %d of %d children used, cleared and closed the caches %s\n", ok, FORKS, why);
-	check(ok == FORKS, "fork: children use, clear and close caches forked under load");
-	check(rcukv_get_buf(a, "fixed", 5, NULL, 0) == 4 && rcukv_set(b, "p", 1, "q", 1, 0) == 0,
+	CHECK(ok == FORKS, "fork: children use, clear and close caches forked under load");
+	CHECK(rcukv_get_buf(a, "fixed", 5, NULL, 0) == 4 && rcukv_set(b, "p", 1, "q", 1, 0) == 0,
 	      "fork: the parent's caches still work");
 	rcukv_close(a);
 	rcukv_close(b);
-	check(threads() == base_threads, "fork: the parent's last close leaves no thread");
+	CHECK(threads() == base_threads, "fork: the parent's last close leaves no thread");
 }
 
 int main(void)
@@ -497,6 +484,5 @@ int main(void)
 	test_close_joins_threads();
 	test_misuse();
 	test_fork();
-	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-	return failed ? 1 : 0;
+	return check_summary();
 }

@@ -44,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/check.h"
+
 #define KEYS_PER_WRITER 4
 #define MAX_INFLIGHT 64
 #define BIG_SIZE (256 * 1024)
@@ -96,7 +98,6 @@ static struct conn *conns;
 
 static unsigned long st_ops, st_acked_writes, st_errors_expected, st_kills, st_garbles,
 	st_reconnects, st_slow_pauses, st_bad_replies, st_connect_fail;
-static int pass, fail, skipped;
 
 static double now(void)
 {
@@ -104,31 +105,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("%s ", ok ? "ok  " : "FAIL");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	ok ? pass++ : fail++;
-}
-
-/* A check that cannot be made here: said so, and counted apart from passes. */
-static void skip(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("SKIP ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	skipped++;
 }
 
 static void conn_start(struct conn *c);
@@ -564,7 +540,7 @@ int main(int argc, char **argv)
 	sleep(1);
 	redisFree(ctl);
 	ctl = redisConnect(host, port);
-	check(ctl && !ctl->err, "a fresh connection after the soak");
+	CHECK(ctl && !ctl->err, "a fresh connection after the soak");
 	for (int i = 0; i < nconns && ctl && !ctl->err; i++) {
 		if (conns[i].role != WRITER)
 			continue;
@@ -611,7 +587,7 @@ int main(int argc, char **argv)
 		double t0 = now();
 		redisReply *r = ctl ? redisCommand(ctl, "PING") : NULL;
 
-		check(r && r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "PONG"),
+		CHECK(r && r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "PONG"),
 		      "PING answered after the soak (%.3f s)", now() - t0);
 		if (r)
 			freeReplyObject(r);
@@ -625,14 +601,14 @@ int main(int argc, char **argv)
 				break;
 			usleep(500000);
 		}
-		check(threads_in_state(server_pid, 'D') == 0,
+		CHECK(threads_in_state(server_pid, 'D') == 0,
 		      "no server thread in uninterruptible sleep");
 		/* Near the baseline: the key space is bounded, so what remains is
 		 * allocator slack, not connections or buffers that leaked. */
-		check(rss1 > 0 && rss1 < rss0 + 32 * 1024 + rss0 / 2,
+		CHECK(rss1 > 0 && rss1 < rss0 + 32 * 1024 + rss0 / 2,
 		      "server RSS back near its baseline: %ld kB before, %ld kB after", rss0, rss1);
 	} else {
-		skip("server threads and RSS: no --pid given");
+		SKIP("server threads and RSS: no --pid given");
 	}
 	printf("soak: %d connections (%d writers, %d readers, %d slow, %d killers, %d garblers) "
 	       "for %.0f s: %lu replies, %lu acknowledged writes, %lu kills, %lu malformed frames, "
@@ -655,25 +631,24 @@ int main(int argc, char **argv)
 	       "%d)\n",
 	       checked + uncertain, total_keys, acked_keys, checked_acked, uncertain, max_zombie,
 	       MAX_ZOMBIE);
-	check(total_keys > 0 && checked + uncertain == total_keys,
+	CHECK(total_keys > 0 && checked + uncertain == total_keys,
 	      "the check read back every modelled key (%lu of %lu)", checked + uncertain, total_keys);
-	check(acked_keys * 10 >= total_keys * 9 && acked_keys > 0,
+	CHECK(acked_keys * 10 >= total_keys * 9 && acked_keys > 0,
 	      "at least 9 in 10 of the keys meant to be written were acknowledged (%lu of %lu)",
 	      acked_keys, total_keys);
-	check(checked_acked * 10 >= total_keys * 9 && checked_acked > 0,
+	CHECK(checked_acked * 10 >= total_keys * 9 && checked_acked > 0,
 	      "at least 9 in 10 of the keys meant to be written were judged (%lu of %lu)",
 	      checked_acked, total_keys);
-	check(lost == 0 && checked_acked > 0,
+	CHECK(lost == 0 && checked_acked > 0,
 	      "no acknowledged write lost (%lu lost, %lu acknowledged keys judged)", lost,
 	      checked_acked);
-	check(st_bad_replies == 0, "every reply had the expected type (%lu unexpected)",
+	CHECK(st_bad_replies == 0, "every reply had the expected type (%lu unexpected)",
 	      st_bad_replies);
-	check(st_connect_fail == 0, "no healthy connection was dropped by the server (%lu)",
+	CHECK(st_connect_fail == 0, "no healthy connection was dropped by the server (%lu)",
 	      st_connect_fail);
-	check(st_acked_writes > 1000 && st_kills > 10 && st_garbles > 10,
+	CHECK(st_acked_writes > 1000 && st_kills > 10 && st_garbles > 10,
 	      "the soak exercised enough (writes, kills, malformed frames)");
 	if (ctl)
 		redisFree(ctl);
-	printf("%d passed, %d failed, %d skipped\n", pass, fail, skipped);
-	return fail ? 1 : 0;
+	return check_summary();
 }

@@ -360,7 +360,11 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct timeval one_sec = {1, 0};
+	char name[16];
 
+	/* "rcukv-w0", "rcukv-w1"...: what top -H, ps -L and the tests see. */
+	snprintf(name, sizeof(name), "rcukv-w%d", (int)(w - g_srv.workers));
+	pthread_setname_np(pthread_self(), name);
 	atomic_store_explicit(&w->tid, (int)syscall(SYS_gettid), memory_order_relaxed);
 	rcu_register_thread();
 	w->online = 1;

@@ -1,7 +1,7 @@
 /*
  * cmd_string.c - the string commands: GET SET SETNX SETEX PSETEX GETSET
  * GETDEL GETEX MGET MSET MSETNX STRLEN INCR DECR INCRBY DECRBY INCRBYFLOAT
- * APPEND SETRANGE GETRANGE.
+ * APPEND SETRANGE GETRANGE (and its old name SUBSTR) LCS.
  *
  * Handlers run on workers, inside their QSBR read-side section: entries
  * found by *_rcu lookups are copied into the reply before the handler
@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -671,4 +672,199 @@ void cmd_getrange(struct conn *c, int argc)
 		return;
 	}
 	reply_bulk(c, p + start, (size_t)(end - start + 1));
+}
+
+/* ------------------------------------------------------------------ LCS */
+
+/*
+ * LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]: the longest
+ * common subsequence by the textbook dynamic programme, a table of
+ * (alen + 1) * (blen + 1) lengths, bounded by proto-max-bulk-len as Redis
+ * bounds it.  The walk back from the table's corner takes the same turns as
+ * Redis's (up when the cell above is longer, else left), so the string and
+ * the match ranges are Redis's, byte for byte.  Like Redis, this runs to
+ * completion on the worker: a big LCS delays that worker's quiescent state,
+ * so grace periods wait for it; the entries stay valid meanwhile.
+ */
+struct lcs_opts {
+	int len, idx, withmatchlen;
+	long long minmatchlen;
+};
+
+/* One matched run: a[a0..a1] equals b[b0..b1]. */
+struct lcs_match {
+	uint32_t a0, a1, b0, b1;
+};
+
+struct lcs {
+	const char *a, *b;
+	uint32_t alen, blen;
+	uint32_t *t; /* t[i * (blen + 1) + j]: LCS length of a[0..i), b[0..j) */
+};
+
+#define LCS_T(l, i, j) ((l)->t[(size_t)(i) * ((l)->blen + 1) + (j)])
+
+/* Options from argument 3 on, in Redis's order of checks; -1 after an
+ * error reply. */
+static int lcs_parse(struct conn *c, int argc, struct lcs_opts *o)
+{
+	for (int j = 3; j < argc; j++) {
+		if (util_strcaseeq(K(j), "idx")) {
+			o->idx = 1;
+		} else if (util_strcaseeq(K(j), "len")) {
+			o->len = 1;
+		} else if (util_strcaseeq(K(j), "withmatchlen")) {
+			o->withmatchlen = 1;
+		} else if (util_strcaseeq(K(j), "minmatchlen") && j < argc - 1) {
+			if (db_get_ll(c, ++j, &o->minmatchlen) < 0)
+				return -1;
+			if (o->minmatchlen < 0)
+				o->minmatchlen = 0;
+		} else {
+			reply_error(c, ERR_SYNTAX);
+			return -1;
+		}
+	}
+	if (o->len && o->idx) {
+		reply_error(c, "If you want both the length and indexes, please just use IDX.");
+		return -1;
+	}
+	return 0;
+}
+
+static void lcs_fill(struct lcs *l)
+{
+	for (uint32_t i = 0; i <= l->alen; i++) {
+		for (uint32_t j = 0; j <= l->blen; j++) {
+			uint32_t v = 0;
+
+			if (i && j && l->a[i - 1] == l->b[j - 1])
+				v = LCS_T(l, i - 1, j - 1) + 1;
+			else if (i && j)
+				v = LCS_T(l, i - 1, j) > LCS_T(l, i, j - 1) ? LCS_T(l, i - 1, j)
+									    : LCS_T(l, i, j - 1);
+			LCS_T(l, i, j) = v;
+		}
+	}
+}
+
+/*
+ * Walk back from the corner: the common string into @out (its length is the
+ * corner's value), and the runs of at least @minlen into @m (last run
+ * first).  Return the number of runs stored.
+ */
+static uint32_t lcs_walk(const struct lcs *l, char *out, struct lcs_match *m, long long minlen)
+{
+	uint32_t i = l->alen, j = l->blen, k = LCS_T(l, i, j), nm = 0;
+	struct lcs_match cur = {0, 0, 0, 0};
+	int open = 0;
+
+	while (i > 0 && j > 0) {
+		int close;
+
+		if (l->a[i - 1] == l->b[j - 1]) {
+			out[--k] = l->a[i - 1];
+			if (!open) {
+				cur.a1 = i - 1;
+				cur.b1 = j - 1;
+				open = 1;
+			}
+			cur.a0 = --i;
+			cur.b0 = --j;
+			close = i == 0 || j == 0;
+		} else {
+			if (LCS_T(l, i - 1, j) > LCS_T(l, i, j - 1))
+				i--;
+			else
+				j--;
+			close = open;
+		}
+		if (close) {
+			if (cur.a1 - cur.a0 + 1 >= minlen)
+				m[nm++] = cur;
+			open = 0;
+		}
+	}
+	return nm;
+}
+
+static void lcs_reply_idx(struct conn *c, const struct lcs *l, const struct lcs_match *m,
+			  uint32_t nm, int withlen)
+{
+	reply_map(c, 2);
+	reply_bulk_str(c, "matches");
+	reply_array(c, nm);
+	for (uint32_t i = 0; i < nm; i++) {
+		reply_array(c, 2 + withlen);
+		reply_array(c, 2);
+		reply_int(c, m[i].a0);
+		reply_int(c, m[i].a1);
+		reply_array(c, 2);
+		reply_int(c, m[i].b0);
+		reply_int(c, m[i].b1);
+		if (withlen)
+			reply_int(c, m[i].a1 - m[i].a0 + 1);
+	}
+	reply_bulk_str(c, "len");
+	reply_int(c, LCS_T(l, l->alen, l->blen));
+}
+
+/* The live value of argument @i (a missing key reads as ""), a keyspace
+ * hit or miss counted. */
+static const char *lcs_value(struct conn *c, int i, size_t *len)
+{
+	const struct ht_entry *e = ht_find_rcu(g_db, K(i));
+
+	db_hit(c, e != NULL);
+	*len = e ? ht_entry_vlen(e) : 0;
+	return e ? ht_entry_val(e) : "";
+}
+
+void cmd_lcs(struct conn *c, int argc)
+{
+	struct lcs_opts o = {0, 0, 0, 0};
+	struct lcs l;
+	size_t alen, blen;
+	unsigned long long cells, bytes;
+	long long max = atomic_load_explicit(&g_cfg.proto_max_bulk_len, memory_order_relaxed);
+
+	l.a = lcs_value(c, 1, &alen);
+	l.b = lcs_value(c, 2, &blen);
+	if (lcs_parse(c, argc, &o) < 0)
+		return;
+	if (alen >= UINT32_MAX - 1 || blen >= UINT32_MAX - 1) {
+		reply_error(c, "String too long for LCS");
+		return;
+	}
+	l.alen = (uint32_t)alen;
+	l.blen = (uint32_t)blen;
+	cells = (unsigned long long)(alen + 1) * (blen + 1);
+	bytes = cells * sizeof(uint32_t);
+	if (bytes > (unsigned long long)max) {
+		reply_error(c, "Insufficient memory, transient memory for LCS exceeds "
+			       "proto-max-bulk-len");
+		return;
+	}
+	l.t = malloc((size_t)bytes);
+	if (!l.t) {
+		reply_error(c, "Insufficient memory, failed allocating transient memory for LCS");
+		return;
+	}
+	lcs_fill(&l);
+	if (o.len) {
+		reply_int(c, LCS_T(&l, l.alen, l.blen));
+	} else {
+		uint32_t n = LCS_T(&l, l.alen, l.blen);
+		char *out = xmalloc(n + 1);
+		struct lcs_match *m = xmalloc(((size_t)n + 1) * sizeof(*m));
+		uint32_t nm = lcs_walk(&l, out, m, o.idx ? o.minmatchlen : 0);
+
+		if (o.idx)
+			lcs_reply_idx(c, &l, m, nm, o.withmatchlen);
+		else
+			reply_bulk(c, out, n);
+		free(m);
+		free(out);
+	}
+	free(l.t);
 }

@@ -88,14 +88,14 @@ layers=$(python3 -c '
 import os, re
 layer = {}
 for n, mods in enumerate([
-    "util lathist",                     # 0 helpers
+    "util lathist bitops",              # 0 helpers, bit-string arithmetic
     "config log",                       # 1 option rows and their registry, the log
     "server",                           # 2 the process state, wakeups
     "stats",                            # 3 counters
     "conn request reply tls",           # 4 the connection engine, RESP in and out
     "client db mem evict rdb persist",  # 5 registry, keyspace, memory, snapshots
     "cmd cmd_docs",                     # 6 the command table and dispatch
-    "cmd_conn cmd_string cmd_keys cmd_expire cmd_server cmd_client cmd_object info",  # 7 handlers
+    "cmd_conn cmd_string cmd_bit cmd_keys cmd_expire cmd_server cmd_client cmd_object info",  # 7 handlers
     "net main",                         # 8 event loops, the process
 ]):
     for m in mods.split():

@@ -51,3 +51,8 @@ $(B)/tests/server/test_cmdrows: $(B)/tests/server/test_cmdrows.o $(B)/tests/serv
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pc,--libs,libevent) $(call pc,--libs,openssl) \
 		$(call pc,--libs,liblzf) $(call pc,--libs,cmocka) $(JEMALLOC_LIBS) -lm
 TEST_BINS += $(B)/tests/server/test_cmdrows
+
+# tests/server/test_bits.sh: SUBSTR, LCS and the bitmap commands (issue 16):
+# tests/server/cases_bits.txt against rcukv and redis-server 7.0.15, and
+# concurrent SETBIT/BITFIELD on one key lose nothing.  Ports 7780-7799.
+TEST_SCRIPTS += tests/server/test_bits.sh

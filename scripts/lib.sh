@@ -1,9 +1,9 @@
 # scripts/lib.sh - shared by the shell tests (tests/*/*.sh) and the benchmarks
 # (bench/*.sh); sourced, never run.  Bash only.
 #
-#   counting     ok / bad / skip / check / check_cases / summary: each test
-#                script ends with summary's "N passed, M failed, K skipped",
-#                the line tests/run.sh reads
+#   counting     ok / bad / skip / check / check_cases / cases_vs_redis /
+#                summary: each test script ends with summary's "N passed,
+#                M failed, K skipped", the line tests/run.sh reads
 #   tools        have_tools, need_tools and die (benchmarks: stop), skip_without
 #                (tests: a skip, then the closing line), need_built
 #   scratch      scratch_init NAME: $tmp, removed on exit, and $pids, servers
@@ -63,6 +63,34 @@ check_cases() {
     skip "$1: $n cases skipped by test_server"
   fi
   return 0
+}
+
+# cases_vs_redis NAME FILE FIRST_PORT: the test_server cases of FILE ($TS
+# --cases-only) against a redis-server started here on a free port from
+# FIRST_PORT (up to $PORT_LAST) in $tmp, counted as one check_cases; a skip
+# when redis-server is not installed.  The server is stopped before it
+# returns.  Needs scratch_init's $tmp and $pids, and $TS.
+cases_vs_redis() {
+  local name=$1 file=$2 rp rpid
+  rp=$(free_port "$3")
+  if ! command -v redis-server >/dev/null; then
+    skip "$name against redis-server: not installed (scripts/deps.sh test installs it)"
+    return
+  elif [ "$rp" = 0 ]; then
+    bad "$name against redis-server: no free port"
+    return
+  fi
+  redis-server --port "$rp" --bind 127.0.0.1 --save "" --appendonly no \
+    --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+  rpid=$!
+  pids+=("$rpid")
+  if wait_up "$rp"; then
+    check_cases "$name against redis-server $(redis-server --version | grep -o 'v=[0-9.]*')" \
+      "$("$TS" --port "$rp" --cases "$file" --cases-only 2>&1)"
+  else
+    bad "redis-server did not start on $rp"; tail -n 5 "$tmp/redis.log"
+  fi
+  stop_pid "$rpid"
 }
 
 # --- tools -----------------------------------------------------------------------

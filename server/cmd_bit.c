@@ -81,6 +81,24 @@ static int bit_unit_arg(struct conn *c, int i)
 
 /* ---------------------------------------------------------- SETBIT GETBIT */
 
+/*
+ * Inside an rmw callback: the new value, @len bytes (at least the old
+ * value's length), holding the old value then zeros, as Redis grows a
+ * string for a bit write.  NULL if it cannot be allocated.
+ */
+static unsigned char *rmw_grown_copy(struct ht_rmw *r, size_t len)
+{
+	size_t oldlen = r->old ? ht_entry_vlen(r->old) : 0;
+	unsigned char *p = ht_rmw_alloc(r, len);
+
+	if (!p)
+		return NULL;
+	if (oldlen)
+		memcpy(p, ht_entry_val(r->old), oldlen);
+	memset(p + oldlen, 0, len - oldlen);
+	return p;
+}
+
 struct setbit_arg {
 	uint64_t offset;
 	int on;
@@ -98,12 +116,9 @@ static int setbit_fn(struct ht_rmw *r, void *argp)
 	a->was = byte < oldlen ? (((const unsigned char *)ht_entry_val(r->old))[byte] >> shift) & 1 : 0;
 	if (len == oldlen && a->was == a->on)
 		return HT_RMW_KEEP; /* neither grown nor changed */
-	dst = ht_rmw_alloc(r, len);
+	dst = rmw_grown_copy(r, len);
 	if (!dst)
 		return -ENOMEM;
-	if (oldlen)
-		memcpy(dst, ht_entry_val(r->old), oldlen);
-	memset(dst + oldlen, 0, len - oldlen);
 	dst[byte] = (unsigned char)((dst[byte] & ~(1u << shift)) | ((unsigned)a->on << shift));
 	return HT_RMW_STORE;
 }
@@ -468,12 +483,9 @@ static int bf_rmw_fn(struct ht_rmw *r, void *argp)
 
 	if (need > HT_MAX_VAL_LEN)
 		return -E2BIG;
-	p = ht_rmw_alloc(r, len);
+	p = rmw_grown_copy(r, len);
 	if (!p)
 		return -ENOMEM;
-	if (oldlen)
-		memcpy(p, ht_entry_val(r->old), oldlen);
-	memset(p + oldlen, 0, len - oldlen);
 	for (int i = 0; i < a->pr->n; i++) {
 		struct bf_op *op = &a->pr->ops[i];
 

@@ -15,6 +15,7 @@
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
 #include "resp/resp.h"
+#include "server/bitops.h"
 #include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
@@ -657,17 +658,7 @@ void cmd_getrange(struct conn *c, int argc)
 		reply_bulk(c, "", 0);
 		return;
 	}
-	if (start < 0)
-		start = len + start;
-	if (end < 0)
-		end = len + end;
-	if (start < 0)
-		start = 0;
-	if (end < 0)
-		end = 0;
-	if (end >= len)
-		end = len - 1;
-	if (start > end || len == 0) {
+	if (!bit_range(&start, &end, len)) {
 		reply_bulk(c, "", 0);
 		return;
 	}

@@ -56,3 +56,10 @@ TEST_BINS += $(B)/tests/server/test_cmdrows
 # tests/server/cases_bits.txt against rcukv and redis-server 7.0.15, and
 # concurrent SETBIT/BITFIELD on one key lose nothing.  Ports 7780-7799.
 TEST_SCRIPTS += tests/server/test_bits.sh
+
+# tests/server/test_bitops: server/bitops.c (popcount, first set/clear bit,
+# ranges, BITOP bytes, BITFIELD fields and overflow) against bit-by-bit
+# references.
+$(B)/tests/server/test_bitops: $(B)/tests/server/test_bitops.o $(B)/server/bitops.o
+	$(CC) $(LDFLAGS) -o $@ $^
+TEST_BINS += $(B)/tests/server/test_bitops

@@ -24,28 +24,9 @@ server_up "" 7780 --threads 2 --save ""
 r() { redis-cli -p "$P" "$@" 2>&1; }
 
 # ------------------------------------------------------------ 1. replies
-run_cases() { # run_cases WHO PORT
-  check_cases "cases_bits.txt against $1" \
-    "$("$TS" --port "$2" --cases tests/server/cases_bits.txt --cases-only 2>&1)"
-}
-run_cases rcukv-server "$P"
-RP=$(free_port $((P + 1)))
-if ! command -v redis-server >/dev/null; then
-  skip "cases_bits.txt against redis-server: not installed (scripts/deps.sh test installs it)"
-elif [ "$RP" = 0 ]; then
-  bad "cases_bits.txt against redis-server: no free port"
-else
-  redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no \
-    --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-  rpid=$!
-  pids+=("$rpid")
-  if wait_up "$RP"; then
-    run_cases "redis-server $(redis-server --version | grep -o 'v=[0-9.]*')" "$RP"
-  else
-    bad "redis-server did not start on $RP"; tail -n 5 "$tmp/redis.log"
-  fi
-  stop_pid "$rpid"
-fi
+check_cases "cases_bits.txt against rcukv-server" \
+  "$("$TS" --port "$P" --cases tests/server/cases_bits.txt --cases-only 2>&1)"
+cases_vs_redis cases_bits.txt tests/server/cases_bits.txt $((P + 1))
 
 # ------------------------------------------------------ 2. no lost update
 # setbits FIRST COUNT: SETBIT bits:k FIRST, FIRST+2, ... (COUNT of them), and

@@ -648,6 +648,7 @@ void cmd_getrange(struct conn *c, int argc)
 	if (db_get_ll(c, 2, &start) < 0 || db_get_ll(c, 3, &end) < 0)
 		return;
 	e = ht_find_rcu(g_db, K(1));
+	db_hit(c, e != NULL);
 	if (!e) {
 		reply_bulk(c, "", 0);
 		return;

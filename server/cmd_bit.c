@@ -11,6 +11,12 @@
  * concurrent SETBITs on one key both land; BITOP reads its sources and
  * stores its destination in one ht_txn() (db_run_txn), so no reader sees a
  * destination computed from sources that another client changed halfway.
+ * The price of never writing in place: a write costs a copy of the whole
+ * value, where Redis flips the bit in place (BITFIELD INCRBY on a 1 MB
+ * bitmap: about 4,600/s against redis-server's 61,000/s; on a 1 KB one
+ * rcukv keeps up, SETBIT 985,000/s against 597,000/s pipelined; reads are
+ * faster, BITCOUNT of 1 MB 4,450/s against 2,520/s).  A SETBIT that
+ * changes nothing stores nothing.
  * Replies are queued only after the table call returns, so an allocation
  * failure inside it is one error reply, never half a reply.  Replies follow
  * Redis 7.0 byte for byte (tests/server/cases_bits.txt).

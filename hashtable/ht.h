@@ -149,6 +149,14 @@ static inline uint32_t ht_entry_access(const struct ht_entry *e)
 	return atomic_load_explicit(&((struct ht_entry *)e)->access, memory_order_relaxed);
 }
 
+/* ht_entry_access_store() - replace the access clock (RESTORE's IDLETIME and
+ * FREQ; relaxed store, as lookups store it).  Context: inside a read-side
+ * section holding @e. */
+static inline void ht_entry_access_store(const struct ht_entry *e, uint32_t w)
+{
+	atomic_store_explicit(&((struct ht_entry *)e)->access, w, memory_order_relaxed);
+}
+
 /* ht_entry_size() - bytes allocated for @e as requested from malloc. */
 static inline size_t ht_entry_size(const struct ht_entry *e)
 {

@@ -56,6 +56,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,9 @@ struct ht_stripe {
 	 * Written under @lock (relaxed), zeroed by the snapshot's end with every
 	 * stripe held; summed by ht_stats(). */
 	_Atomic size_t snap_bytes;
+	/* Keys WATCHed by the hook's user that hash to this stripe (ht_watch());
+	 * lock.  Non-zero: every publication here calls ht->watch_fn. */
+	unsigned int watchers;
 } __attribute__((aligned(64)));
 
 struct ht {
@@ -142,6 +146,10 @@ struct ht {
 	uint64_t seed;		   /* immutable */
 	struct ht_stripe *stripes; /* immutable pointer */
 	unsigned int nstripes;	   /* immutable, power of two */
+	/* One sequence count per stripe, odd while an ht_txn() holds it: the
+	 * lookups' consistency check (txn_seq_*()).  An array of its own, written
+	 * only by transactions, so lookups share no line with stripe mutexes. */
+	_Atomic uint32_t *txn_seq;
 	int poison;		   /* immutable: poison entries before freeing */
 	_Atomic uint32_t clock;	   /* access clock; relaxed */
 	_Atomic uint32_t lfu;	   /* 0: LRU words, else lfu-log-factor + 1; relaxed */
@@ -182,6 +190,10 @@ struct ht {
 	_Atomic size_t reserved;
 
 	_Atomic size_t expire_cursor; /* ht_expire_cycle() position; relaxed */
+	/* ht_watch_hook(): called under the stripe mutex for each publication in a
+	 * stripe with watchers.  Set before any writer runs. */
+	void (*watch_fn)(void *arg, const void *key, size_t klen);
+	void *watch_arg;
 
 	_Atomic unsigned long st_grows, st_shrinks, st_passes, st_flushes, st_expired;
 	_Atomic unsigned long st_parked_freed; /* parked batches freed by writers */
@@ -969,10 +981,19 @@ static void loc_remove(struct loc *l)
 }
 
 /* Put @nu where l->e is.  Context: stripe mutex held. */
-static void loc_replace(struct loc *l, struct ht_entry *nu)
+/* A publication in a stripe with watchers: tell the hook's user (WATCH). */
+static inline void loc_watch(struct ht *ht, struct loc *l, const struct ht_entry *nu)
+{
+	if (RCU_UNLIKELY(l->s->watchers != 0) && ht->watch_fn)
+		ht->watch_fn(ht->watch_arg, ht_entry_key(nu), ht_entry_klen(nu));
+}
+
+static void loc_replace(struct ht *ht, struct loc *l, struct ht_entry *nu)
 {
 	struct ht_entry *e = l->e;
 	int i;
+
+	loc_watch(ht, l, nu);
 
 	if (l->state == S_NORMAL) {
 		hlist_replace_rcu(&e->node, &nu->node);
@@ -993,6 +1014,8 @@ static void loc_insert(struct ht *ht, struct loc *l, struct ht_entry *nu)
 {
 	struct hlist_node *t;
 	int i;
+
+	loc_watch(ht, l, nu);
 
 	switch (l->state) {
 	case S_NORMAL:
@@ -1028,6 +1051,89 @@ static void loc_insert(struct ht *ht, struct loc *l, struct ht_entry *nu)
 	l->e = nu;
 }
 
+/*
+ * Transactions that nest (ht_txn()): while this thread runs an ht_txn()
+ * function on a table, it already holds the stripes of the transaction's
+ * keys; the single-key writers it calls (ht_set(), ht_rmw(), ...) and nested
+ * ht_txn()s on those keys neither lock nor unlock them, and leave what they
+ * retire to the outermost transaction's end.
+ */
+struct ht_txn {
+	struct ht *ht;
+	size_t n;
+	const void *const *keys;
+	const size_t *klens;
+	uint32_t *hashes;
+	uint32_t *st; /* the stripes held: ascending, unique (outermost only) */
+	size_t ns;
+	struct retired r;
+	int counted;
+	/* Outermost only: batches the nested writers left (chained through
+	 * rcu.next, which is free until call_rcu()), and a stripe that grew. */
+	struct ht_batch *defer_b, *defer_done;
+	int defer_gp;
+	struct ht_stripe *grew;
+};
+
+static _Thread_local struct ht_txn *tls_txn;
+
+/* This thread's running transaction on @ht, or NULL. */
+static inline struct ht_txn *txn_own(struct ht *ht)
+{
+	struct ht_txn *tx = tls_txn;
+
+	return RCU_UNLIKELY(tx != NULL) && tx->ht == ht ? tx : NULL;
+}
+
+static int txn_holds(const struct ht_txn *tx, uint32_t si)
+{
+	size_t lo = 0, hi = tx->ns;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (tx->st[mid] == si)
+			return 1;
+		if (tx->st[mid] < si)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Take the stripe mutex of a single-key writer, unless this thread's
+ * transaction holds it already.  A key outside the transaction's key set is
+ * a caller bug (it would break the lock order): fatal. */
+static void stripe_lock(struct ht *ht, struct ht_stripe *s)
+{
+	struct ht_txn *tx = txn_own(ht);
+
+	if (RCU_UNLIKELY(tx != NULL)) {
+		if (!txn_holds(tx, (uint32_t)(s - ht->stripes)))
+			ht_die("ht_txn(): a write outside the transaction's keys");
+		return;
+	}
+	HT_CHECK(pthread_mutex_lock(&s->lock));
+}
+
+/* Inside a transaction: keep @r's batches for its end (ht_txn()). */
+static void txn_defer(struct ht_txn *tx, struct retired *r, struct ht_stripe *grew)
+{
+	if (r->b) {
+		r->b->rcu.next = tx->defer_b ? &tx->defer_b->rcu : NULL;
+		tx->defer_b = r->b;
+	}
+	if (r->done) {
+		r->done->rcu.next = tx->defer_done ? &tx->defer_done->rcu : NULL;
+		tx->defer_done = r->done;
+	}
+	tx->defer_gp |= r->want_gp;
+	if (grew)
+		tx->grew = grew;
+	*r = (struct retired){NULL};
+}
+
 /* Lock the stripe of @h and locate the key; an expired entry is removed
  * (lazy expiry) and l->e left NULL. */
 static void lock_find(struct ht *ht, struct loc *l, uint32_t h, const void *key, size_t klen,
@@ -1035,7 +1141,7 @@ static void lock_find(struct ht *ht, struct loc *l, uint32_t h, const void *key,
 {
 	int64_t now = 0;
 
-	HT_CHECK(pthread_mutex_lock(&stripe_of(ht, h)->lock));
+	stripe_lock(ht, stripe_of(ht, h));
 	loc_init(ht, l, h);
 	if (loc_find(l, key, klen) && e_expired(l->e, &now)) {
 		struct ht_entry *e = l->e;
@@ -1076,8 +1182,14 @@ static void writer_help_unzip(struct ht *ht, struct loc *l);
 
 static void unlock_retire(struct ht *ht, struct loc *l, struct retired *r, int counted)
 {
+	struct ht_txn *tx;
+
 	writer_help_unzip(ht, l);
 	debug_check_bucket(ht, l);
+	if (RCU_UNLIKELY((tx = txn_own(ht)) != NULL)) {
+		txn_defer(tx, r, counted ? l->s : NULL);
+		return;
+	}
 	HT_CHECK(pthread_mutex_unlock(&l->s->lock));
 	retire_flush(ht, r);
 	if (counted)
@@ -1167,9 +1279,11 @@ struct ht *ht_new(const struct ht_options *opt)
 	}
 	ht->stripes = aligned_alloc(64, sizeof(struct ht_stripe) * o.stripes);
 	ht->tbl = tbl_new(nb);
-	if (!ht->stripes || !ht->tbl) {
+	ht->txn_seq = calloc(o.stripes, sizeof(*ht->txn_seq));
+	if (!ht->stripes || !ht->tbl || !ht->txn_seq) {
 		free(ht->stripes);
 		free(ht->tbl);
+		free((void *)ht->txn_seq);
 		free(ht);
 		errno = ENOMEM;
 		return NULL;
@@ -1257,6 +1371,7 @@ void ht_free(struct ht *ht)
 	for (unsigned int i = 0; i < ht->nstripes; i++)
 		pthread_mutex_destroy(&ht->stripes[i].lock);
 	free(ht->stripes);
+	free((void *)ht->txn_seq);
 	pthread_mutex_destroy(&ht->resize_lock);
 	pthread_cond_destroy(&ht->snap_cond);
 	pthread_mutex_destroy(&ht->wlock);
@@ -1280,8 +1395,48 @@ static inline void e_touch(struct ht *ht, const struct ht_entry *ce)
 		atomic_store_explicit(&e->access, clk, memory_order_relaxed);
 }
 
-static inline const struct ht_entry *find_rcu(struct ht *ht, uint32_t h, const void *key,
-					      size_t klen, int touch)
+/*
+ * The transactions' sequence counts (seqlock reader side, per stripe).  An
+ * ht_txn() makes the counts of its stripes odd before its first change and
+ * even again after its last one: a lookup that saw an even count, then found
+ * what it found, then sees the same count, saw none of a transaction or all
+ * of it.  An odd count is waited out (a transaction holds its stripes only
+ * for its function), except by the thread that runs that transaction, which
+ * sees its own writes.  Single-key writes do not touch the counts: their one
+ * pointer store is atomic already.
+ */
+static uint32_t txn_seq_wait(struct ht *ht, _Atomic uint32_t *q)
+{
+	uint32_t s;
+	unsigned int spins = 0;
+
+	while ((s = atomic_load_explicit(q, memory_order_acquire)) & 1) {
+		if (txn_own(ht))
+			return s; /* our own: constant until we end it */
+		if (++spins % 64 == 0)
+			sched_yield();
+	}
+	return s;
+}
+
+static inline uint32_t txn_seq_begin(struct ht *ht, uint32_t h)
+{
+	_Atomic uint32_t *q = &ht->txn_seq[h & (ht->nstripes - 1)];
+	uint32_t s = atomic_load_explicit(q, memory_order_acquire);
+
+	return RCU_UNLIKELY(s & 1) ? txn_seq_wait(ht, q) : s;
+}
+
+/* Non-zero if a transaction changed stripe of @h since txn_seq_begin(). */
+static inline int txn_seq_retry(struct ht *ht, uint32_t h, uint32_t s)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&ht->txn_seq[h & (ht->nstripes - 1)],
+				    memory_order_relaxed) != s;
+}
+
+static inline const struct ht_entry *find_rcu_once(struct ht *ht, uint32_t h, const void *key,
+						   size_t klen, int touch)
 {
 	struct ht_tbl *t = rcu_dereference(ht->tbl);
 	struct hlist_node *n = rcu_dereference(t->b[h & t->mask].first);
@@ -1303,9 +1458,74 @@ static inline const struct ht_entry *find_rcu(struct ht *ht, uint32_t h, const v
 	return NULL;
 }
 
+static inline const struct ht_entry *find_rcu(struct ht *ht, uint32_t h, const void *key,
+					      size_t klen, int touch)
+{
+	const struct ht_entry *e;
+	uint32_t s;
+
+	do {
+		s = txn_seq_begin(ht, h);
+		e = find_rcu_once(ht, h, key, klen, touch);
+	} while (RCU_UNLIKELY(txn_seq_retry(ht, h, s)));
+	return e;
+}
+
 const struct ht_entry *ht_find_rcu(struct ht *ht, const void *key, size_t klen)
 {
 	return find_rcu(ht, (uint32_t)ht_hash(key, klen, ht->seed), key, klen, 1);
+}
+
+/* ht_mfind_rcu()'s last resort: the stripes locked, as a transaction. */
+static int mfind_locked(struct ht_txn *tx, void *arg)
+{
+	const struct ht_entry **out = arg;
+
+	for (size_t i = 0; i < tx->n; i++) {
+		out[i] = ht_txn_get(tx, i);
+		if (out[i])
+			e_touch(tx->ht, out[i]);
+	}
+	return 0;
+}
+
+#define MFIND_STACK 32
+#define MFIND_TRIES 8
+
+void ht_mfind_rcu(struct ht *ht, size_t n, const void *const keys[], const size_t klens[],
+		  const struct ht_entry *out[])
+{
+	uint32_t hs[MFIND_STACK * 2], *h = hs, *sq;
+	size_t i;
+	int tries = 0;
+
+	if (n > MFIND_STACK && !(h = malloc(n * 2 * sizeof(*h)))) {
+		if (ht_txn(ht, n, keys, klens, mfind_locked, out) == 0)
+			return;
+		for (i = 0; i < n; i++) /* no memory at all: key by key */
+			out[i] = ht_find_rcu(ht, keys[i], klens[i]);
+		return;
+	}
+	sq = h + n;
+	for (i = 0; i < n; i++)
+		h[i] = (uint32_t)ht_hash(keys[i], klens[i], ht->seed);
+	for (;;) {
+		for (i = 0; i < n; i++)
+			sq[i] = txn_seq_begin(ht, h[i]);
+		for (i = 0; i < n; i++)
+			out[i] = find_rcu_once(ht, h[i], keys[i], klens[i], 1);
+		atomic_thread_fence(memory_order_acquire);
+		for (i = 0; i < n; i++)
+			if (atomic_load_explicit(&ht->txn_seq[h[i] & (ht->nstripes - 1)],
+						 memory_order_relaxed) != sq[i])
+				break;
+		if (RCU_LIKELY(i == n))
+			break;
+		if (++tries == MFIND_TRIES && ht_txn(ht, n, keys, klens, mfind_locked, out) == 0)
+			break;
+	}
+	if (h != hs)
+		free(h);
 }
 
 const struct ht_entry *ht_peek_rcu(struct ht *ht, const void *key, size_t klen)
@@ -1447,7 +1667,7 @@ int ht_set(struct ht *ht, const void *key, size_t klen, const void *val, size_t 
 					atomic_store_explicit(
 					    &nu->access, lfu_touched(ht, ht_entry_access(e), lfu),
 					    memory_order_relaxed);
-				loc_replace(&l, nu);
+				loc_replace(ht, &l, nu);
 				retire_later(ht, &r, e);
 			} else {
 				loc_insert(ht, &l, nu);
@@ -1490,7 +1710,7 @@ static int replace_expire(struct ht *ht, struct loc *l, int64_t x, struct retire
 	if (!nu)
 		return -ENOMEM;
 	atomic_store_explicit(&nu->access, ht_entry_access(e), memory_order_relaxed);
-	loc_replace(l, nu);
+	loc_replace(ht, l, nu);
 	retire_later(ht, r, e);
 	return 0;
 }
@@ -1624,7 +1844,7 @@ int ht_rmw(struct ht *ht, const void *key, size_t klen, ht_rmw_fn fn, void *arg)
 
 				atomic_store_explicit(&rm.nu->access, ht_entry_access(e),
 						      memory_order_relaxed);
-				loc_replace(&l, rm.nu);
+				loc_replace(ht, &l, rm.nu);
 				retire_later(ht, &r, e);
 				rm.nu = NULL;
 			} else {
@@ -1648,16 +1868,6 @@ int ht_rmw(struct ht *ht, const void *key, size_t klen, ht_rmw_fn fn, void *arg)
 }
 
 /* --- transactions ------------------------------------------------------------------ */
-
-struct ht_txn {
-	struct ht *ht;
-	size_t n;
-	const void *const *keys;
-	const size_t *klens;
-	uint32_t *hashes;
-	struct retired r;
-	int counted;
-};
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -1708,7 +1918,7 @@ int ht_txn_set(struct ht_txn *tx, size_t i, const void *val, size_t vlen, int64_
 	if (l.e) {
 		struct ht_entry *e = l.e;
 
-		loc_replace(&l, nu);
+		loc_replace(tx->ht, &l, nu);
 		retire_later(tx->ht, &tx->r, e);
 	} else {
 		loc_insert(tx->ht, &l, nu);
@@ -1733,10 +1943,38 @@ int ht_txn_del(struct ht_txn *tx, size_t i)
 	return 0;
 }
 
+/* The outermost transaction's end: what it and its nested writers retired. */
+static void txn_flush(struct ht_txn *tx)
+{
+	struct ht_batch *b, *nx;
+
+	retire_flush(tx->ht, &tx->r);
+	for (b = tx->defer_b; b; b = nx) {
+		nx = b->rcu.next ? (struct ht_batch *)(void *)b->rcu.next : NULL;
+		ht_batch_retire(tx->ht, b);
+	}
+	for (b = tx->defer_done; b; b = nx) {
+		nx = b->rcu.next ? (struct ht_batch *)(void *)b->rcu.next : NULL;
+		ht_batch_free_parked(tx->ht, b);
+	}
+	if (tx->defer_gp)
+		(void)start_poll_synchronize_rcu();
+}
+
+static void txn_seq_bump(struct ht *ht, const uint32_t *st, size_t ns, memory_order mo)
+{
+	for (size_t i = 0; i < ns; i++) {
+		_Atomic uint32_t *q = &ht->txn_seq[st[i]];
+
+		atomic_store_explicit(q, atomic_load_explicit(q, memory_order_relaxed) + 1, mo);
+	}
+}
+
 int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens[], ht_txn_fn fn,
 	   void *arg)
 {
-	struct ht_txn tx;
+	struct ht_txn tx = {.ht = ht, .n = n, .keys = keys, .klens = klens};
+	struct ht_txn *own = txn_own(ht);
 	uint32_t *st;
 	size_t i, ns = 0;
 	int ret;
@@ -1759,22 +1997,59 @@ int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens
 	for (i = 0; i < n; i++)
 		if (i == 0 || st[i] != st[i - 1])
 			st[ns++] = st[i];
+	tx.st = st;
+	tx.ns = ns;
+	if (own) { /* nested: the outer transaction holds our stripes */
+		for (i = 0; i < ns; i++)
+			if (!txn_holds(own, st[i]))
+				ht_die("ht_txn(): a nested transaction outside the outer one's keys");
+		ret = fn(&tx, arg);
+		txn_defer(own, &tx.r, tx.counted ? stripe_of(ht, tx.hashes[0]) : NULL);
+		free(tx.hashes);
+		return ret;
+	}
 	for (i = 0; i < ns; i++)
 		HT_CHECK(pthread_mutex_lock(&ht->stripes[st[i]].lock));
-	tx.ht = ht;
-	tx.n = n;
-	tx.keys = keys;
-	tx.klens = klens;
-	tx.r = (struct retired){NULL};
-	tx.counted = 0;
+	/* Odd: lookups of these stripes wait until the end (txn_seq_begin()).
+	 * The release fence orders the odd counts before every change fn makes. */
+	txn_seq_bump(ht, st, ns, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	tls_txn = &tx;
 	ret = fn(&tx, arg);
+	tls_txn = NULL;
+	txn_seq_bump(ht, st, ns, memory_order_release);
 	for (i = ns; i-- > 0;)
 		HT_CHECK(pthread_mutex_unlock(&ht->stripes[st[i]].lock));
-	retire_flush(ht, &tx.r);
+	txn_flush(&tx);
 	if (tx.counted)
 		maybe_request_resize(ht, stripe_of(ht, tx.hashes[0]));
+	if (tx.grew)
+		maybe_request_resize(ht, tx.grew);
 	free(tx.hashes);
 	return ret;
+}
+
+void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t klen), void *arg)
+{
+	ht->watch_fn = fn;
+	ht->watch_arg = arg;
+}
+
+int ht_watch(struct ht *ht, const void *key, size_t klen, int delta)
+{
+	struct retired r = {NULL};
+	struct loc l;
+	uint32_t h;
+	int present;
+
+	if (klen > HT_MAX_KEY_LEN)
+		return -E2BIG;
+	h = (uint32_t)ht_hash(key, klen, ht->seed);
+	lock_find(ht, &l, h, key, klen, &r);
+	l.s->watchers += (unsigned int)delta;
+	present = l.e != NULL;
+	unlock_retire(ht, &l, &r, 0);
+	return present;
 }
 
 /* --- whole table -------------------------------------------------------------------- */
@@ -2171,7 +2446,7 @@ static int del_if_expired(struct ht *ht, const struct ht_entry *e)
 	 * period must show up as a test failure, not as a stripe left locked). */
 	uint32_t h = e->hash;
 
-	HT_CHECK(pthread_mutex_lock(&stripe_of(ht, h)->lock));
+	stripe_lock(ht, stripe_of(ht, h));
 	loc_init(ht, &l, h);
 	if (loc_find(&l, ht_entry_key(e), ht_entry_klen(e)) && e_expired(l.e, &now)) {
 		struct ht_entry *x = l.e;

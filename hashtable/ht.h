@@ -52,13 +52,21 @@
  *     cursor); keys may be visited more than once.
  *  5. An entry whose expiry is <= ht_now_ms() is invisible to every reader
  *     function; writers that meet it remove it (lazy expiry).
+ *  9. An ht_txn() is atomic for every lookup: a reader on any thread sees
+ *     none of its changes or all of them, and ht_mfind_rcu() sees several
+ *     keys at one moment (a sequence count per stripe, odd while a
+ *     transaction holds it; tests/hashtable/test_ht_txn.c).
  *  8. ht_snapshot() reports exactly the entries live at its moment (taken
  *     with every stripe held: each update and each ht_txn() is wholly before
  *     or after it), each once, with their values of that moment
  *     (tests/hashtable/test_ht_snapshot.c).
  * Progress guarantees:
  *  6. Readers never lock, never wait for a writer or the resizer, and write
- *     shared memory only to refresh an entry's access clock when it changed.
+ *     shared memory only to refresh an entry's access clock when it changed;
+ *     the one exception is a lookup in a stripe an ht_txn() holds at that
+ *     moment, which waits for the transaction's end (for its function, never
+ *     for a grace period), and an ht_mfind_rcu() that transactions overtook
+ *     eight times, which then locks its keys' stripes once.
  *  7. Writers wait only for other writers on the same stripe and for the
  *     resizer's short per-stripe steps (each O(buckets per stripe)).  While
  *     the table grows, a writer may also do one unzip step on its own bucket
@@ -139,6 +147,14 @@ static inline int64_t ht_entry_expire(const struct ht_entry *e)
 static inline uint32_t ht_entry_access(const struct ht_entry *e)
 {
 	return atomic_load_explicit(&((struct ht_entry *)e)->access, memory_order_relaxed);
+}
+
+/* ht_entry_access_store() - replace the access clock (RESTORE's IDLETIME and
+ * FREQ; relaxed store, as lookups store it).  Context: inside a read-side
+ * section holding @e. */
+static inline void ht_entry_access_store(const struct ht_entry *e, uint32_t w)
+{
+	atomic_store_explicit(&((struct ht_entry *)e)->access, w, memory_order_relaxed);
 }
 
 /* ht_entry_size() - bytes allocated for @e as requested from malloc. */
@@ -385,14 +401,46 @@ struct ht_txn;
 typedef int (*ht_txn_fn)(struct ht_txn *tx, void *arg);
 
 /**
- * ht_txn() - run @fn with the stripes of @keys locked.
+ * ht_txn() - run @fn with the stripes of @keys locked, atomically for every
+ * reader (guarantee 9).
  * @n: number of keys, at most HT_TXN_MAX_KEYS; duplicates are allowed.
- * Context: as ht_set(); @fn must not call other ht_* functions on @ht.
+ * Context: as ht_set().  @fn may use ht_txn_get/set/del, and may call the
+ * single-key writers (ht_set(), ht_del(), ht_rmw(), ht_expire_*(),
+ * ht_watch() is not one) and ht_txn() itself on @ht for keys among @keys
+ * only: those find their stripes held and leave them so; a key outside @keys
+ * is fatal (it would break the lock order).  Lookups from @fn's thread see
+ * the transaction's changes at once.  @fn must not call the whole-table
+ * functions (ht_flush(), ht_snapshot(), ht_resize(), ...).
  * Return: what @fn returned, -EINVAL (n == 0 or too many keys), -E2BIG.
  */
 #define HT_TXN_MAX_KEYS ((size_t)1 << 30) /* more than a command can carry (argc is an int) */
 int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens[], ht_txn_fn fn,
 	   void *arg);
+
+/**
+ * ht_mfind_rcu() - ht_find_rcu() of @n keys at one moment: out[i] is key i's
+ * entry or NULL, and no ht_txn() is half seen (guarantee 9).
+ * Context: as ht_find_rcu().
+ */
+void ht_mfind_rcu(struct ht *ht, size_t n, const void *const keys[], const size_t klens[],
+		  const struct ht_entry *out[]);
+
+/**
+ * ht_watch_hook() - have @fn called for every publication (insert or
+ * replacement: set, rmw, txn, expiry changes) of a key whose stripe has
+ * watchers, with that stripe's mutex held: @fn must be short, may take its
+ * own locks (nested inside the stripe's), and must not call ht_* on @ht.
+ * Deletions call nothing: a watcher compares the key's presence instead.
+ * Context: once, before any writer runs.
+ */
+void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t klen), void *arg);
+/**
+ * ht_watch() - add @delta (+1 or -1) to the watchers of @key's stripe, and
+ * return whether @key is present (1) or not (0), at one moment under the
+ * stripe mutex: a publication after it calls the hook; -E2BIG.
+ * Context: as ht_set(), not inside an ht_txn() function.
+ */
+int ht_watch(struct ht *ht, const void *key, size_t klen, int delta);
 
 /* Inside @fn: the live entry of key @i or NULL.  Valid until @fn returns (and,
  * if the caller is in a read-side section, until it ends). */

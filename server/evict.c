@@ -484,6 +484,35 @@ long long evict_entry_idle_s(const struct ht_entry *e)
 	return (long long)(uint32_t)(lru_clock_now() - ht_entry_access(e)) * LRU_UNIT_MS / 1000;
 }
 
+/* Redis keeps an LRU time in seconds in 24 bits: an IDLETIME subtracted from
+ * its clock wraps once by LRU_CLOCK_MAX and is then cut to 24 bits, and
+ * OBJECT IDLETIME unwraps it against the clock.  The idle time Redis would
+ * report afterwards, in seconds (at most 2^24), so that ours matches. */
+static long long redis_lru_idle_s(long long idle)
+{
+	const long long max = (1 << 24) - 1;
+	long long now = (util_mstime() / 1000) & max;
+	long long lru = now - idle;
+
+	if (lru < 0)
+		lru += max;
+	lru = (long long)((unsigned long long)lru & (unsigned long long)max);
+	return now >= lru ? now - lru : now + (max - lru);
+}
+
+void evict_entry_restore(const struct ht_entry *e, long long lfu_freq, long long lru_idle_s)
+{
+	uint32_t w;
+
+	if (evict_lfu_mode())
+		w = lfu_minutes_now() << 8 | (uint32_t)(lfu_freq >= 0 ? lfu_freq : HT_LFU_INIT);
+	else
+		w = lru_clock_now() -
+		    (uint32_t)(lru_idle_s >= 0 ? redis_lru_idle_s(lru_idle_s) : 0) *
+			(1000 / LRU_UNIT_MS);
+	ht_entry_access_store(e, w);
+}
+
 /* ------------------------------------------------------------ options */
 
 struct evict_cfg g_evict_cfg;

@@ -55,5 +55,9 @@ int evict_shares_integers(void);
 long long evict_entry_freq(const struct ht_entry *e);
 /* OBJECT IDLETIME: seconds since @e was last touched (LRU mode only). */
 long long evict_entry_idle_s(const struct ht_entry *e);
+/* RESTORE: give the new entry @e a fresh access word, as a new Redis object
+ * has, then the FREQ @lfu_freq (0..255; LFU mode) or IDLETIME @lru_idle_s
+ * (seconds; LRU mode) when >= 0, as Redis's objectSetLRUOrLFU(). */
+void evict_entry_restore(const struct ht_entry *e, long long lfu_freq, long long lru_idle_s);
 
 #endif /* SERVER_EVICT_H */

@@ -657,6 +657,11 @@ long long persist_lastsave(void)
 	return t;
 }
 
+int persist_rdbcompression(void)
+{
+	return (int)atomic_load_explicit(&popt.rdbcompression, memory_order_relaxed);
+}
+
 /*
  * FLUSHALL with save points, as Redis 7.0: a running save is stopped (its
  * temporary file removed, no error recorded) and the emptied data set is saved

@@ -63,6 +63,8 @@ enum persist_result persist_save_now(void);
 enum persist_result persist_bgsave(int schedule);
 /* LASTSAVE: the unix time of the last successful save (or of start-up). */
 long long persist_lastsave(void);
+/* rdbcompression (DUMP compresses as a save does).  Any thread. */
+int persist_rdbcompression(void);
 #define ERR_MISCONF                                                                                \
 	"-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "      \
 	"persist to disk. Commands that may modify the data set are disabled, because this "     \

@@ -205,7 +205,7 @@ static const struct type_info type_tab[] = {
 /* --------------------------------------------------------------- writer */
 
 struct rdb_writer {
-	int fd;
+	int fd;	 /* -1: a memory writer, flushing into mem (DUMP payloads) */
 	int err; /* first -errno; sticky */
 	bool compress;
 	bool checksum;
@@ -214,13 +214,37 @@ struct rdb_writer {
 	size_t len;	    /* bytes in buf */
 	unsigned char *lzf; /* compression scratch, lzf_cap bytes */
 	size_t lzf_cap;
+	unsigned char *mem; /* memory writer: the bytes flushed, mem_cap allocated */
+	size_t mem_cap;
 	unsigned char buf[WBUF_SIZE];
 };
+
+/* A memory writer's flush: append to w->mem, doubling it. */
+static int w_mem_append(struct rdb_writer *w, const unsigned char *p, size_t n)
+{
+	if (w->flushed + n > w->mem_cap) {
+		size_t cap = w->mem_cap ? w->mem_cap : 64;
+		unsigned char *m;
+
+		while (cap < w->flushed + n)
+			cap *= 2;
+		m = realloc(w->mem, cap);
+		if (!m)
+			return w->err = -ENOMEM;
+		w->mem = m;
+		w->mem_cap = cap;
+	}
+	memcpy(w->mem + w->flushed, p, n);
+	w->flushed += n;
+	return 0;
+}
 
 static int w_write_all(struct rdb_writer *w, const unsigned char *p, size_t n)
 {
 	if (w->checksum)
 		w->crc = rdb_crc64(w->crc, p, n);
+	if (w->fd < 0)
+		return w_mem_append(w, p, n);
 	while (n) {
 		ssize_t r = write(w->fd, p, n);
 
@@ -370,6 +394,19 @@ static int w_aux(struct rdb_writer *w, const char *name, const char *val)
 	return w_string(w, val, strlen(val));
 }
 
+static struct rdb_writer *w_alloc(int fd, bool compress, bool checksum)
+{
+	struct rdb_writer *w = malloc(sizeof(*w));
+
+	if (!w)
+		return NULL;
+	memset(w, 0, offsetof(struct rdb_writer, buf));
+	w->fd = fd;
+	w->compress = compress;
+	w->checksum = checksum;
+	return w;
+}
+
 struct rdb_writer *rdb_writer_new(int fd, const struct rdb_opts *o)
 {
 	static const struct rdb_opts defaults;
@@ -384,18 +421,9 @@ struct rdb_writer *rdb_writer_new(int fd, const struct rdb_opts *o)
 		errno = EINVAL;
 		return NULL;
 	}
-	w = malloc(sizeof(*w));
+	w = w_alloc(fd, o->compress, o->checksum);
 	if (!w)
 		return NULL;
-	w->fd = fd;
-	w->err = 0;
-	w->compress = o->compress;
-	w->checksum = o->checksum;
-	w->crc = 0;
-	w->flushed = 0;
-	w->len = 0;
-	w->lzf = NULL;
-	w->lzf_cap = 0;
 
 	snprintf(magic, sizeof(magic), "REDIS%04d", RDB_WRITE_VERSION);
 	w_put(w, magic, 9);
@@ -437,20 +465,27 @@ int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen, cons
 	return w_string(w, val, vlen);
 }
 
-int rdb_writer_finish(struct rdb_writer *w)
+/* The CRC64 trailer: the checksum of every byte before it (or eight zero
+ * bytes with checksums off), little-endian, itself not checksummed. */
+static int w_crc_trailer(struct rdb_writer *w)
 {
 	unsigned char b[8];
 	uint64_t crc;
 
-	if (w_byte(w, OP_EOF) || w_flush(w))
+	if (w_flush(w))
 		return w->err;
 	crc = w->checksum ? w->crc : 0;
 	for (int i = 0; i < 8; i++)
 		b[i] = (unsigned char)(crc >> (8 * i));
-	/* The trailer is not part of the checksum: write it past w_put's CRC. */
 	w->checksum = false;
 	w_put(w, b, 8);
 	return w_flush(w);
+}
+
+int rdb_writer_finish(struct rdb_writer *w)
+{
+	w_byte(w, OP_EOF);
+	return w_crc_trailer(w);
 }
 
 uint64_t rdb_writer_bytes(const struct rdb_writer *w)
@@ -463,7 +498,31 @@ void rdb_writer_free(struct rdb_writer *w)
 	if (!w)
 		return;
 	free(w->lzf);
+	free(w->mem);
 	free(w);
+}
+
+/* ------------------------------------------------------- DUMP payloads */
+
+int rdb_dump_string(const void *val, size_t vlen, bool compress, void **out, size_t *outlen)
+{
+	static const unsigned char ver[2] = {RDB_DUMP_VERSION & 0xff, RDB_DUMP_VERSION >> 8};
+	struct rdb_writer *w = w_alloc(-1, compress, true);
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	w_byte(w, 0); /* RDB_TYPE_STRING */
+	w_string(w, val, vlen);
+	w_put(w, ver, sizeof(ver));
+	r = w_crc_trailer(w);
+	if (!r) {
+		*out = w->mem;
+		*outlen = (size_t)w->flushed;
+		w->mem = NULL;
+	}
+	rdb_writer_free(w);
+	return r;
 }
 
 /* ----------------------------------------------------------- save file */
@@ -590,6 +649,8 @@ struct sbuf {
 };
 
 struct rd {
+	const unsigned char *mem; /* a memory reader (RESTORE): the input; fd
+				   * and buf are unused */
 	int fd;
 	uint64_t off;	 /* bytes consumed */
 	uint64_t left;	 /* file bytes not yet consumed */
@@ -653,6 +714,14 @@ static int rd_read(struct rd *r, void *dst, uint64_t n, const char *what)
 	if (n > r->left)
 		return rd_fail(r, -EBADMSG, "truncated: %s needs %llu bytes, %llu left in file",
 			       what, (unsigned long long)n, (unsigned long long)r->left);
+	if (r->mem) {
+		/* No running CRC: a payload's is checked whole, before parsing. */
+		if (d)
+			memcpy(d, r->mem + r->off, (size_t)n);
+		r->off += n;
+		r->left -= n;
+		return 0;
+	}
 	while (n) {
 		size_t k;
 
@@ -813,10 +882,24 @@ static int rd_string(struct rd *r, struct sbuf *s, const char *what)
 	case ENC_LZF:
 		if (rd_len(r, &clen, NULL, what) || rd_len(r, &ulen, NULL, what))
 			return r->err;
+		/* A plain length of 0 is an empty string whatever the clen
+		 * bytes hold: Redis decompresses them into no room, which
+		 * liblzf reports as 0 bytes written, the length wanted. */
+		if (ulen == 0 && clen <= r->left) {
+			if (rd_read(r, NULL, clen, what))
+				return r->err;
+			if (s) {
+				if (sbuf_reserve(r, s, 0))
+					return r->err;
+				s->len = 0;
+				s->p[0] = '\0';
+			}
+			return 0;
+		}
 		/* An LZF back reference expands 3 bytes into at most 264, so
 		 * more than 100x cannot be a real stream. */
-		if (clen == 0 || ulen == 0 || clen > r->left || ulen > r->max_string ||
-		    ulen / 100 > clen || ulen > UINT_MAX || clen > UINT_MAX)
+		if (clen == 0 || clen > r->left || ulen > r->max_string || ulen / 100 > clen ||
+		    ulen > UINT_MAX || clen > UINT_MAX)
 			return rd_fail_at(r, start, -EBADMSG,
 					  "%s: impossible LZF lengths (compressed %llu, plain "
 					  "%llu, %llu bytes left)",
@@ -1388,4 +1471,66 @@ int rdb_load_file(const char *path, const struct rdb_load_cbs *cb, const struct 
 	r = rdb_load_fd(fd, cb, o, st, errbuf, errlen);
 	close(fd);
 	return r;
+}
+
+/* --------------------------------------------------- RESTORE payloads */
+
+/* The value of a payload, from its type byte on.  A string goes into
+ * r->val; a value of another type that Redis 7.0 would load is parsed past
+ * and refused with -ENOTSUP (*@kind set); module values (no module is
+ * loaded here, as in a Redis without it) and types Redis 7.0 does not know
+ * are -EBADMSG.  Return: 0, or the error. */
+static int rd_payload_value(struct rd *r, enum rdb_kind *kind)
+{
+	unsigned type = 0;
+
+	if (rd_u8(r, &type, "value type"))
+		return r->err;
+	if (type == 0)
+		return rd_string(r, &r->val, "string value");
+	if (type > RDB_DUMP_MAX_TYPE || !type_tab[type].known ||
+	    type_tab[type].kind == RDB_KIND_MODULE)
+		return rd_fail(r, -EBADMSG, "value type %u", type);
+	if (rd_skip_value(r, type))
+		return r->err;
+	*kind = type_tab[type].kind;
+	return -ENOTSUP;
+}
+
+int rdb_restore_string(const void *p, size_t len, void **val, size_t *vlen, enum rdb_kind *kind)
+{
+	const unsigned char *b = p, *footer;
+	struct rd *r;
+	int ret;
+
+	if (len < 10)
+		return -EPROTO;
+	footer = b + len - 10;
+	if ((unsigned)(footer[0] | footer[1] << 8) > RDB_DUMP_VERSION ||
+	    rdb_crc64(0, b, len - 8) != le_u64(footer + 2, 8))
+		return -EPROTO;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	memset(r, 0, offsetof(struct rd, buf));
+	/* The value is parsed over the whole payload, footer included, as
+	 * Redis does: a value may run into the footer, and bytes between its
+	 * end and the footer are ignored. */
+	r->mem = b;
+	r->fd = -1;
+	r->left = len;
+	r->version = RDB_DUMP_VERSION;
+	r->max_string = RDB_MAX_STRING_DEFAULT;
+	ret = rd_payload_value(r, kind);
+	if (ret == 0) {
+		*val = r->val.p;
+		*vlen = r->val.len;
+		r->val.p = NULL;
+	} else if (ret != -ENOTSUP && ret != -ENOMEM) {
+		ret = -EBADMSG;
+	}
+	free(r->key.p);
+	free(r->val.p);
+	free(r);
+	return ret;
 }

@@ -306,4 +306,49 @@ int rdb_load_fd(int fd, const struct rdb_load_cbs *cb, const struct rdb_load_opt
  */
 uint64_t rdb_crc64(uint64_t crc, const void *p, size_t n);
 
+/*
+ * DUMP and RESTORE payloads (Redis's createDumpPayload() and
+ * verifyDumpPayload()): the value as an RDB object (type byte, then the
+ * value in the RDB encoding, with this module's integer and LZF rules), the
+ * RDB version as two bytes little-endian, then the CRC64 of every byte
+ * before it, eight bytes little-endian.  Payloads are in memory: these
+ * allocate, never touch a file.
+ */
+#define RDB_DUMP_VERSION RDB_WRITE_VERSION /* written, and the newest taken */
+#define RDB_DUMP_MAX_TYPE 19		   /* Redis 7.0's last value type */
+
+/**
+ * rdb_dump_string() - the DUMP payload of a string value.
+ * @val, @vlen: the value (binary safe; @vlen may be 0).
+ * @compress: rdbcompression: LZF a value over 20 bytes when it saves 4.
+ * @out, @outlen: receive the payload, malloc()ed; the caller frees it.
+ *
+ * The payload is byte for byte redis-server 7.0's for the same value.
+ *
+ * Context: any thread; may not block.
+ * Return: 0, or -ENOMEM (nothing is returned then).
+ */
+int rdb_dump_string(const void *val, size_t vlen, bool compress, void **out, size_t *outlen);
+
+/**
+ * rdb_restore_string() - the string value of a DUMP payload.
+ * @p, @len: the payload (binary; any bytes at all).
+ * @val, @vlen: on success receive the value, malloc()ed and followed by a
+ *              NUL its length does not count; the caller frees it.
+ * @kind: on -ENOTSUP receives the kind of the value.
+ *
+ * Checked in Redis 7.0's order: shorter than its footer, an RDB version
+ * over RDB_DUMP_VERSION, or a CRC64 that does not match is -EPROTO; then
+ * the value is parsed from the first byte over the whole payload (footer
+ * included; bytes after the value are ignored, as Redis ignores them).
+ *
+ * Context: any thread; may not block.  Allocates at most the payload's
+ * size plus the value's (an LZF length is bounded by RDB_MAX_STRING_DEFAULT).
+ * Return: 0; -EPROTO (Redis's "DUMP payload version or checksum are
+ * wrong"); -EBADMSG (its "Bad data format": an unknown or module type, or a
+ * value that does not parse); -ENOTSUP, a well-formed value of a type other
+ * than string that Redis 7.0 would load; -ENOMEM.
+ */
+int rdb_restore_string(const void *p, size_t len, void **val, size_t *vlen, enum rdb_kind *kind);
+
 #endif /* RCUKV_SERVER_RDB_H */

@@ -24,6 +24,11 @@ TEST_BINS += $(B)/tests/server/test_persist
 # the eviction policies, OOM, a write flood's RCU backlog.  Ports 7400-7449.
 TEST_SCRIPTS += tests/server/test_cache.sh
 
+# tests/server/test_dump.sh: DUMP/RESTORE/WAIT (issue 16): cases_dump.txt
+# against rcukv-server and redis-server, payloads carried both ways between
+# them (values from empty to 1 MB, TTLs).  Ports 7760-7789.
+TEST_SCRIPTS += tests/server/test_dump.sh
+
 # tests/server/test_lathist: the INFO latencystats histogram (server/lathist.c):
 # bucket bounds, the 1/128 error bound, percentiles as redis-server 7.0 prints them.
 $(B)/tests/server/test_lathist: $(B)/tests/server/test_lathist.o $(B)/server/lathist.o

@@ -13,7 +13,8 @@
  * killed by SIGKILL part way, each of which must keep the old file; a file
  * written by redis-server 7.0.15 (tests/server/rdb-corpus/, every type and
  * encoding it writes) loaded, skipped, and swept with flipped bytes and
- * truncations.  Run from the repository root (or set RDB_CORPUS to the
+ * truncations; DUMP payloads (exact bytes, round trips, a flip and cut
+ * sweep).  Run from the repository root (or set RDB_CORPUS to the
  * corpus folder).  Ends with "N passed, M failed, K skipped" (tests/check.h).
  *
  * Tool modes, used by tests/server/rdb_redis.sh:
@@ -1625,6 +1626,75 @@ static int tool(int argc, char **argv)
 	return 2;
 }
 
+/* DUMP payloads: exact bytes (redis-server 7.0.15's DUMP of "12" and of 100
+ * x's), round trips of every shape, and a flip-each-byte and truncate sweep
+ * that must give an error or a value, never a crash. */
+static void test_dump_payloads(void)
+{
+	static const unsigned char p12[] = {0x00, 0xc0, 0x0c, 0x0a, 0x00, 0x3c, 0x2a,
+					    0xf8, 0x51, 0x5c, 0x04, 0xbc, 0xd5};
+	static const unsigned char x100[] = {0x00, 0xc3, 0x09, 0x40, 0x64, 0x01, 0x78, 0x78,
+					     0xe0, 0x57, 0x00, 0x01, 0x78, 0x78, 0x0a, 0x00,
+					     0x5d, 0xb7, 0xf6, 0x63, 0xbb, 0x08, 0x62, 0x5f};
+	/* redis-server's DUMP of a set {a, b} (hash table encoding) */
+	static const unsigned char set2[] = {0x02, 0x02, 0x01, 'b',  0x01, 'a',  0x0a, 0x00,
+					     0x75, 0xd9, 0x9d, 0x83, 0x5e, 0xf8, 0x5f, 0x65};
+	static const size_t sizes[] = {0, 1, 11, 12, 20, 21, 64, 16384, 1 << 20};
+	enum rdb_kind kind = RDB_KIND_STRING;
+	char big[1 << 20];
+	void *p, *v;
+	size_t n, vn;
+	int bad = 0;
+
+	CHECK(rdb_dump_string("12", 2, true, &p, &n) == 0 && n == sizeof(p12) &&
+		  memcmp(p, p12, n) == 0,
+	      "DUMP payload of \"12\" is redis-server's");
+	free(p);
+	memset(big, 'x', 100);
+	CHECK(rdb_dump_string(big, 100, true, &p, &n) == 0 && n == sizeof(x100) &&
+		  memcmp(p, x100, n) == 0,
+	      "DUMP payload of 100 x's is redis-server's (LZF)");
+	free(p);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i % 7 == 0 ? rnd() >> 40 : 'a' + i % 3);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		for (int z = 0; z < 2; z++) {
+			int ok = rdb_dump_string(big, sizes[k], z, &p, &n) == 0 &&
+				 rdb_restore_string(p, n, &v, &vn, &kind) == 0 && vn == sizes[k] &&
+				 memcmp(v, big, vn) == 0 && ((char *)v)[vn] == '\0';
+
+			CHECK(ok, "payload round trip, %zu bytes, compress %d", sizes[k], z);
+			if (ok)
+				free(v);
+			free(p);
+		}
+	}
+	CHECK(rdb_restore_string(x100, 9, &v, &vn, &kind) == -EPROTO, "short payload: -EPROTO");
+	CHECK(rdb_restore_string(set2, sizeof(set2), &v, &vn, &kind) == -ENOTSUP &&
+		  kind == RDB_KIND_SET,
+	      "redis-server's DUMP of a set: -ENOTSUP, a set");
+	/* Every byte flipped, every length cut: an error, or (a flip inside
+	 * the value that keeps the CRC cannot happen) never a wrong success. */
+	rdb_dump_string(big, 300, true, &p, &n);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char *b = p;
+		int r;
+
+		b[i] ^= 0x20;
+		r = rdb_restore_string(p, n, &v, &vn, &kind);
+		bad += r != -EPROTO;
+		if (r == 0)
+			free(v);
+		b[i] ^= 0x20;
+		r = rdb_restore_string(p, i, &v, &vn, &kind);
+		bad += r != -EPROTO;
+		if (r == 0)
+			free(v);
+	}
+	CHECK(bad == 0, "payload of %zu bytes: %d flips or cuts not refused as -EPROTO", n, bad);
+	free(p);
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[300];
@@ -1645,6 +1715,7 @@ int main(int argc, char **argv)
 	test_corruption();
 	test_redis_corpus();
 	test_disk_full();
+	test_dump_payloads();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -302,7 +302,9 @@ static size_t unescape(const char *s, char *out)
  * "< reply" is the expected reply with \r \n \xHH escapes, or "<~ glob" a
  * pattern over the escaped reply.  "!raw bytes" sends escaped raw bytes, then
  * "< ..." lines give each reply expected, and "<EOF" that the server closes.
- * "!reconnect" opens a new connection, "!sleep ms" waits.  "@rcukv" before a
+ * "!reconnect" opens a new connection, "!sleep ms" waits, "!conn N" (0-7)
+ * goes on on connection N, opened at its first use (0 is the first one: other
+ * clients for WATCH, pub/sub).  "@rcukv" before a
  * "<" line marks an expectation where rcukv deliberately differs (skipped
  * against another server).
  */
@@ -312,13 +314,14 @@ static void run_cases(const char *path, int record)
 {
 	FILE *f = fopen(path, "r");
 	char line[65536], esc[65536];
-	struct cl *c = cl_new();
+	struct cl *c = cl_new(), *conns[8] = {NULL};
 	char **outlines = NULL;
 	size_t nout = 0, capout = 0;
 	int lineno = 0, ncase = 0;
 	char last[4096] = "";
-	int rcukv_only = 0;
+	int rcukv_only = 0, cur = 0;
 
+	conns[0] = c;
 	if (!f) {
 		CHECK(0, "cannot open %s", path);
 		cl_free(c);
@@ -356,7 +359,17 @@ static void run_cases(const char *path, int record)
 			ncase++;
 		} else if (!strcmp(line, "!reconnect")) {
 			cl_free(c);
-			c = cl_new();
+			c = conns[cur] = cl_new();
+		} else if (!strncmp(line, "!conn ", 6)) {
+			int k = atoi(line + 6);
+
+			if (k < 0 || k >= 8) {
+				fprintf(stderr, "%s:%d: !conn 0-7: %s\n", path, lineno, line);
+				exit(2);
+			}
+			if (!conns[k])
+				conns[k] = cl_new();
+			c = conns[cur = k];
 		} else if (!strncmp(line, "!sleep ", 7)) {
 			usleep((useconds_t)atoi(line + 7) * 1000);
 		} else if (!strcmp(line, "@rcukv")) {
@@ -434,7 +447,9 @@ static void run_cases(const char *path, int record)
 		(void)capout;
 	}
 	fclose(f);
-	cl_free(c);
+	for (int k = 0; k < 8; k++)
+		if (conns[k])
+			cl_free(conns[k]);
 	if (record) {
 		f = fopen(path, "w");
 		for (size_t i = 0; i < nout; i++) {

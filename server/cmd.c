@@ -19,6 +19,7 @@
 #include "server/conn.h"
 #include "server/evict.h"
 #include "server/log.h"
+#include "server/multi.h"
 #include "server/persist.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -478,9 +479,30 @@ static void upper(char *d, const char *s, size_t n)
 	d[n] = '\0';
 }
 
+/*
+ * Refuse the command about to run, as Redis's rejectCommand(): @err is the
+ * reply ("-CODE text", or "text" for -ERR).  Inside MULTI a refusal dooms the
+ * transaction (EXEC answers EXECABORT), and EXEC itself refused aborts it
+ * with "EXECABORT ... because of: <err>".  @k (NULL: unknown command) counts
+ * a rejected call at @slot.
+ */
+static void reject(struct conn *c, const struct cmd *k, int slot, const char *err)
+{
+	if (k && k->proc == cmd_exec && c->multi && c->multi->active) {
+		multi_discard(c);
+		reply_errorf(c, "-EXECABORT Transaction discarded because of: %s",
+			     err[0] == '-' ? err + 1 : err);
+	} else {
+		multi_flag(c);
+		reply_error(c, err);
+	}
+	if (k)
+		stats_cmd_rejected(c->w, slot);
+}
+
 static void unknown_command(struct conn *c, int argc)
 {
-	char args[300];
+	char args[300], msg[512];
 	size_t n = 0;
 
 	args[0] = '\0';
@@ -491,36 +513,54 @@ static void unknown_command(struct conn *c, int argc)
 				 ARGV(c, i));
 		n += (size_t)w;
 	}
-	reply_errorf(c, "unknown command '%.128s', with args beginning with: %s", ARGV(c, 0), args);
+	snprintf(msg, sizeof(msg), "unknown command '%.128s', with args beginning with: %s",
+		 ARGV(c, 0), args);
+	reject(c, NULL, 0, msg);
 }
 
 /* maxmemory: evict first, as Redis's processCommand; with nothing left to
- * evict, commands that may grow memory get -OOM (return 1, reply queued).
- * One relaxed load when maxmemory is 0. */
-static int refuse_oom(struct conn *c, int flags)
+ * evict, commands that may grow memory are refused: the -OOM error, else
+ * NULL.  One relaxed load when maxmemory is 0. */
+static const char *refuse_oom(uint32_t flags)
 {
 	if (!atomic_load_explicit(&g_evict_cfg.maxmemory, memory_order_relaxed))
-		return 0;
+		return NULL;
 	if (evict_before_command() == 0 || !(flags & CMD_DENYOOM))
-		return 0;
-	reply_error(c, ERR_OOM);
-	return 1;
+		return NULL;
+	return ERR_OOM;
 }
 
-/* While the dump loads: commands not flagged CMD_LOADING get -LOADING (return
- * 1, reply queued).  Redis checks it after -OOM and MISCONF, but neither can
- * fire while loading (no eviction then, and no save has run to fail), so it
- * is checked first here and spares the eviction check.  One acquire load
- * otherwise. */
-static int refuse_loading_or_oom(struct conn *c, int flags)
+/*
+ * The checks after the name and arity, in Redis's order: NOAUTH, a command
+ * refused inside MULTI, -OOM, MISCONF (write commands and PING), and -LOADING
+ * for commands not flagged CMD_LOADING.  EXEC is checked with the flags of
+ * the commands it queued.  Return the refusal's error or NULL.
+ *
+ * -LOADING is checked first here: Redis checks it after -OOM and MISCONF,
+ * but neither can fire while loading (no eviction then, and no save has run
+ * to fail), so this order spares the eviction check.  One acquire load
+ * otherwise.
+ */
+static const char *refuse(struct conn *c, const struct cmd *k)
 {
-	if (SRV_UNLIKELY(persist_loading())) {
-		if (flags & CMD_LOADING)
-			return 0;
-		reply_err_code(c, ERR_LOADING);
-		return 1;
+	uint32_t flags = k->flags;
+
+	if (SRV_UNLIKELY(!c->authenticated) && !(flags & CMD_NOAUTH) && cfg_password_required())
+		return "-NOAUTH Authentication required.";
+	if (SRV_UNLIKELY(c->multi != NULL)) {
+		if (multi_queueing(c->multi) && (flags & CMD_NO_MULTI))
+			return "Command not allowed inside a transaction";
+		if (k->proc == cmd_exec && c->multi->active)
+			flags |= c->multi->cmd_flags & (CMD_WRITE | CMD_DENYOOM);
 	}
-	return refuse_oom(c, flags);
+	if (SRV_UNLIKELY(persist_loading()))
+		return (flags & CMD_LOADING) ? NULL : ERR_LOADING;
+	if (SRV_UNLIKELY(refuse_oom(flags) != NULL))
+		return ERR_OOM;
+	/* stop-writes-on-bgsave-error: as Redis, PING is refused too */
+	if (SRV_UNLIKELY((flags & CMD_WRITE) || k->proc == cmd_ping) && persist_writes_denied())
+		return ERR_MISCONF;
+	return NULL;
 }
 
 /* Run a command that passed every check: it counts as processed and as a
@@ -537,91 +577,133 @@ static inline void cmd_run(struct conn *c, const struct cmd *k, int slot, int ar
 	stats_cmd_done(w, slot, stats_clock() - t0, STAT_GET(w->st.errors) != errs);
 }
 
+/* The commands MULTI does not queue (Redis's processCommand list). */
+static int runs_in_multi(const struct cmd *k)
+{
+	return k->proc == cmd_exec || k->proc == cmd_discard || k->proc == cmd_multi ||
+	       k->proc == cmd_watch || k->proc == cmd_quit;
+}
+
+/*
+ * Look the running command (c->argc, argv) up: its row (the subcommand's
+ * for a container) and its INFO commandstats slot.  Return 0, or -1 with
+ * the error Redis gives (unknown command, unknown subcommand, arity) in
+ * @err (@k set and the rejection counted at @slot when the command is
+ * known).  Also sets the connection's last_cmd/last_sub (CLIENT LIST).
+ */
+static int resolve(struct conn *c, const struct cmd **kp, int *slotp, char *err, size_t errlen)
+{
+	const struct cmd_table *t = table_get();
+	int argc = c->argc, idx, slot;
+	const struct cmd *k;
+
+	*kp = NULL;
+	err[0] = '\0';
+	idx = cmd_lookup(t, ARGV(c, 0), ARGL(c, 0));
+	if (SRV_UNLIKELY(idx < 0))
+		return -1;
+	k = t->top[idx];
+	slot = t->stat_slot[idx];
+	if (atomic_load_explicit(&c->last_cmd, memory_order_relaxed) != idx ||
+	    atomic_load_explicit(&c->last_sub, memory_order_relaxed) != -1) {
+		atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
+		atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
+	}
+	*kp = k;
+	*slotp = slot;
+	if (SRV_UNLIKELY((k->arity > 0 && argc != k->arity) || argc < -k->arity)) {
+		snprintf(err, errlen, "wrong number of arguments for '%s' command", k->name);
+		return -1;
+	}
+	if (SRV_UNLIKELY(k->subs && argc >= 2)) {
+		const struct cmd *s = NULL;
+		int sub;
+
+		for (sub = 0; sub < k->nsubs; sub++) {
+			if (util_strcaseeq(ARGV(c, 1), ARGL(c, 1), k->subs[sub].name)) {
+				s = &k->subs[sub];
+				break;
+			}
+		}
+		if (!s) {
+			char up[32];
+
+			upper(up, k->name, strlen(k->name));
+			snprintf(err, errlen, "unknown subcommand '%.128s'. Try %s HELP.",
+				 ARGV(c, 1), up);
+			*kp = NULL; /* counts nowhere, as Redis */
+			return -1;
+		}
+		atomic_store_explicit(&c->last_sub, sub, memory_order_relaxed);
+		*kp = s;
+		*slotp = slot + 1 + sub;
+		if ((s->arity > 0 && argc != s->arity) || argc < -s->arity) {
+			snprintf(err, errlen, "wrong number of arguments for '%s' command",
+				 s->fullname);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Run one parsed command.  What INFO commandstats counts, as Redis 7.0:
  * an unknown command or subcommand counts nowhere (but in errorstats); a
  * known one refused before running (arity, NOAUTH, LOADING, OOM, MISCONF) is a
  * rejected call of that command or subcommand; one that runs is a call
- * (and total_commands_processed), failed if it replied an error.
+ * (and total_commands_processed), failed if it replied an error.  Between
+ * MULTI and EXEC, a command that passes the checks is queued instead
+ * (+QUEUED), and a refused one dooms the transaction.
  */
 void cmd_dispatch(struct conn *c)
 {
-	const struct cmd_table *t = table_get();
-	int argc = c->argc, idx, sub = -1, slot;
 	const struct cmd *k;
+	const char *why;
+	char err[512];
+	int slot = 0;
 
-	idx = cmd_lookup(t, ARGV(c, 0), ARGL(c, 0));
-	if (SRV_UNLIKELY(idx < 0)) {
-		unknown_command(c, argc);
+	if (SRV_UNLIKELY(resolve(c, &k, &slot, err, sizeof(err)) != 0)) {
+		if (!k && !err[0])
+			unknown_command(c, c->argc);
+		else
+			reject(c, k, slot, err);
 		return;
 	}
-	k = t->top[idx];
-	slot = t->stat_slot[idx];
-	if (SRV_UNLIKELY(k->subs != NULL)) {
-		atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
-		atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
-	} else if (atomic_load_explicit(&c->last_cmd, memory_order_relaxed) != idx ||
-		   atomic_load_explicit(&c->last_sub, memory_order_relaxed) != -1) {
-		atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
-		atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
+	if (SRV_UNLIKELY((why = refuse(c, k)) != NULL)) {
+		reject(c, k, slot, why);
+		return;
 	}
-	if (SRV_UNLIKELY((k->arity > 0 && argc != k->arity) || argc < -k->arity)) {
-		reply_errorf(c, "wrong number of arguments for '%s' command", k->name);
-		goto rejected;
+	if (SRV_UNLIKELY(multi_queueing(c->multi)) && !runs_in_multi(k)) {
+		multi_queue(c, k->flags);
+		reply_simple(c, "QUEUED");
+		return;
 	}
-	if (k->subs && argc >= 2) {
-		for (int i = 0; i < k->nsubs; i++) {
-			if (util_strcaseeq(ARGV(c, 1), ARGL(c, 1), k->subs[i].name)) {
-				sub = i;
-				break;
-			}
-		}
-		if (sub < 0) {
-			char up[32];
+	cmd_run(c, k, slot, c->argc);
+}
 
-			upper(up, k->name, strlen(k->name));
-			reply_errorf(c, "unknown subcommand '%.128s'. Try %s HELP.", ARGV(c, 1),
-				     up);
-			return;
-		} else {
-			const struct cmd *s = &k->subs[sub];
+void cmd_exec_one(struct conn *c)
+{
+	const struct cmd *k;
+	char err[512];
+	int slot = 0;
 
-			atomic_store_explicit(&c->last_cmd, idx, memory_order_relaxed);
-			atomic_store_explicit(&c->last_sub, sub, memory_order_relaxed);
-			slot += 1 + sub;
-			if ((s->arity > 0 && argc != s->arity) || argc < -s->arity) {
-				reply_errorf(c, "wrong number of arguments for '%s' command",
-					     s->fullname);
-				goto rejected;
-			}
-			if (SRV_UNLIKELY(!c->authenticated) && !(s->flags & CMD_NOAUTH) &&
-			    cfg_password_required()) {
-				reply_error(c, "-NOAUTH Authentication required.");
-				goto rejected;
-			}
-			if (SRV_UNLIKELY(refuse_loading_or_oom(c, s->flags)))
-				goto rejected;
-			cmd_run(c, s, slot, argc);
-			return;
-		}
+	if (resolve(c, &k, &slot, err, sizeof(err)) != 0) {
+		/* The table changed since the command was queued (a rename). */
+		if (!k && !err[0])
+			snprintf(err, sizeof(err), "unknown command '%.128s'", ARGV(c, 0));
+		reply_error(c, err);
+		return;
 	}
-	if (SRV_UNLIKELY(!c->authenticated) && !(k->flags & CMD_NOAUTH) &&
-	    cfg_password_required()) {
-		reply_error(c, "-NOAUTH Authentication required.");
-		goto rejected;
-	}
-	if (SRV_UNLIKELY(refuse_loading_or_oom(c, k->flags)))
-		goto rejected;
-	/* stop-writes-on-bgsave-error: as Redis, PING is refused too */
-	if (SRV_UNLIKELY((k->flags & CMD_WRITE) || k->proc == cmd_ping) &&
-	    persist_writes_denied()) {
-		reply_err_code(c, ERR_MISCONF);
-		goto rejected;
-	}
-	cmd_run(c, k, slot, argc);
-	return;
-rejected:
-	stats_cmd_rejected(c->w, slot);
+	cmd_run(c, k, slot, c->argc);
+}
+
+const struct cmd *cmd_row_of(struct conn *c)
+{
+	const struct cmd *k;
+	char err[8];
+	int slot;
+
+	return resolve(c, &k, &slot, err, sizeof(err)) == 0 ? k : NULL;
 }
 
 /* COMMAND INFO entry: name arity flags first last step acl tips keyspecs subs */
@@ -634,8 +716,9 @@ static const struct {
 } flag_names[CMD_NFLAGS] = {
     {CMD_WRITE, "write"},     {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
     {CMD_ADMIN, "admin"},     {CMD_PUBSUB, "pubsub"},	  {CMD_NOSCRIPT, "noscript"},
-    {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},	  {CMD_FAST, "fast"},
-    {CMD_NOAUTH, "no_auth"},  {CMD_SENTINEL, "sentinel"},
+    {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},	  {CMD_SKIP_SLOWLOG, "skip_slowlog"},
+    {CMD_FAST, "fast"},	      {CMD_NOAUTH, "no_auth"},	  {CMD_SENTINEL, "sentinel"},
+    {CMD_NO_MULTI, "no_multi"}, {CMD_ALLOW_BUSY, "allow_busy"},
 };
 
 static const char *const acl_names[ACL_NCATEGORIES] = {

@@ -33,7 +33,10 @@ struct conn;
 #define CMD_SENTINEL 0x100
 #define CMD_DENYOOM 0x200
 #define CMD_PUBSUB 0x400
-#define CMD_NFLAGS 11
+#define CMD_SKIP_SLOWLOG 0x800
+#define CMD_NO_MULTI 0x1000 /* refused between MULTI and EXEC */
+#define CMD_ALLOW_BUSY 0x2000
+#define CMD_NFLAGS 14
 
 /* ACL categories, in the order Redis 7.0 lists them (COMMAND INFO, ACL CAT). */
 enum {
@@ -123,6 +126,12 @@ void cmd_fini(void);
 /* Worker: look the command up and run it, with every check Redis makes
  * first (arity, auth, loading, OOM, MISCONF). */
 void cmd_dispatch(struct conn *c);
+/* EXEC: run the command in c->argc/argv (queued by MULTI) with no check
+ * but its name and arity; it replies once, an error if the table lost it. */
+void cmd_exec_one(struct conn *c);
+/* The row (the subcommand's for a container) of the command in c->argv, or
+ * NULL if unknown or of a wrong arity.  Worker, read-side section. */
+const struct cmd *cmd_row_of(struct conn *c);
 /* The name INFO/CLIENT LIST give the command at table index idx (and
  * subcommand sub, or -1), "NULL" if none.  Any thread in a read-side
  * section of the server's RCU flavor. */

@@ -300,18 +300,26 @@ void cmd_getex(struct conn *c, int argc)
 		SRV_DIRTY(c, 1);
 }
 
+/* All keys at one moment: a transaction (EXEC, MSET) on another worker is
+ * seen whole or not at all (ht_mfind_rcu()). */
 void cmd_mget(struct conn *c, int argc)
 {
-	reply_array(c, argc - 1);
-	for (int j = 1; j < argc; j++) {
-		const struct ht_entry *e = ht_find_rcu(g_db, K(j));
+	const struct ht_entry *stack[16], **e = stack;
+	size_t n = (size_t)argc - 1;
 
-		db_hit(c, e != NULL);
-		if (e)
-			reply_entry_val(c, e);
+	if (n > sizeof(stack) / sizeof(stack[0]))
+		e = xmalloc(n * sizeof(*e));
+	ht_mfind_rcu(g_db, n, (const void *const *)(c->argv + 1), c->argl + 1, e);
+	reply_array(c, argc - 1);
+	for (size_t j = 0; j < n; j++) {
+		db_hit(c, e[j] != NULL);
+		if (e[j])
+			reply_entry_val(c, e[j]);
 		else
 			reply_null(c);
 	}
+	if (e != stack)
+		free(e);
 }
 
 /* ---------------------------------------------------- multi-key (txn) */

@@ -62,6 +62,7 @@ struct conn *conn_new(struct worker *w, int fd, int flags, const struct conn_io 
 	atomic_store_explicit(&c->last_cmd, -1, memory_order_relaxed);
 	atomic_store_explicit(&c->last_sub, -1, memory_order_relaxed);
 	atomic_store_explicit(&c->resp_pub, 2, memory_order_relaxed);
+	atomic_store_explicit(&c->multi_count, -1, memory_order_relaxed);
 	return c;
 }
 

@@ -37,6 +37,7 @@ struct obuf {
 
 struct worker;
 struct conn;
+struct multi;
 
 /*
  * A connection's transport.  Context: the owner worker.
@@ -163,6 +164,8 @@ struct conn {
 	_Atomic size_t qbuf_used, obuf_used;
 	_Atomic int kill; /* set by CLIENT KILL from any thread */
 	_Atomic int resp_pub;
+	_Atomic int multi_count; /* commands queued in MULTI, -1 outside (CLIENT LIST) */
+	struct multi *multi;	 /* MULTI/WATCH state (multi.h), NULL until used; owner */
 	int authenticated; /* owner thread; AUTH/HELLO AUTH, or no password at accept */
 	long long obuf_soft_since; /* ms when output passed the soft limit, 0 = under */
 

@@ -11,6 +11,7 @@
 #define RCU_FLAVOR_QSBR
 #include "resp/resp.h"
 #include "server/db.h"
+#include "server/multi.h"
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
 #include "server/config.h"
@@ -35,6 +36,7 @@ void db_init(void)
 	g_db = ht_new(NULL);
 	if (!g_db)
 		srv_die("cannot create the hash table");
+	multi_init(g_db);
 }
 
 void db_fini(void)

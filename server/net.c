@@ -28,6 +28,7 @@
 #include "server/conn.h"
 #include "server/db.h"
 #include "server/log.h"
+#include "server/multi.h"
 #include "server/net.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -166,13 +167,20 @@ static const struct conn_loop ev_loop = {
 	.release = ev_release,
 };
 
+/* A connection closes: its transaction state, then the registry entry. */
+static void srv_closing(struct conn *c)
+{
+	multi_release(c);
+	client_unregister(c);
+}
+
 /* What the server does with a connection's commands (conn.h). */
 static const struct conn_app srv_app = {
 	.dispatch = cmd_dispatch,
 	.may_write = cmd_may_write,
 	.prefetch = db_prefetch,
 	.opened = client_register,
-	.closing = client_unregister,
+	.closing = srv_closing,
 };
 
 /* kind: LISTEN_TCP, LISTEN_UNIX or LISTEN_TLS (the listener it came from) */

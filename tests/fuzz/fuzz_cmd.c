@@ -31,6 +31,7 @@
 #include "rcu/rcu.h"
 #include "server/client.h"
 #include "server/db.h"
+#include "server/multi.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #include <hiredis/hiredis.h>
@@ -134,6 +135,13 @@ static void cfg_reset(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* As the server's net.c: the transaction state, then the registry. */
+static void fz_closing(struct conn *c)
+{
+	multi_release(c);
+	client_unregister(c);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -143,7 +151,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		.may_write = cmd_may_write,
 		.prefetch = db_prefetch,
 		.opened = client_register,
-		.closing = client_unregister,
+		.closing = fz_closing,
 	};
 
 	fz_globals_init(&app);

@@ -1,0 +1,296 @@
+/*
+ * multi.c - the transaction state of a connection (multi.h): the queue
+ * between MULTI and EXEC, and WATCH with its registry.
+ *
+ * The registry maps each watched key to the connections watching it.  It is
+ * a chained hash table of its own under one mutex (watch_lock): it changes
+ * only on WATCH, UNWATCH/EXEC/DISCARD and close, and is read only by writers
+ * of keys whose stripe has watchers (ht_watch_hook()), so the mutex is never
+ * on the path of a table without WATCHes.  A connection's watch_ref nodes
+ * are freed by its own worker after it unlinked them under the mutex; the
+ * hook reads them only under the mutex, so no grace period is needed.
+ */
+#include "server/multi.h"
+#include "server/conn.h"
+#include "server/util.h"
+
+#include "hashtable/ht.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One watched key of the registry, with its watchers. */
+struct watch_key {
+	struct watch_key *next; /* bucket chain */
+	struct watch_ref *refs; /* the connections watching it */
+	uint64_t hash;
+	size_t klen;
+	char key[];
+};
+
+/* One connection watching one key. */
+struct watch_ref {
+	struct watch_ref *next; /* the key's watchers */
+	struct watch_key *wk;
+	struct multi *m;
+	int present; /* the key existed when WATCH ran */
+};
+
+#define WATCH_SEED 0x6d756c7469ull /* any constant: the registry's own hash */
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct watch_key **wbuckets; /* watch_lock */
+static size_t wnb, wcount;	    /* buckets (a power of two), keys; watch_lock */
+static struct ht *w_db;		    /* multi_init(); immutable after */
+
+void multi_init(struct ht *db)
+{
+	w_db = db;
+	ht_watch_hook(db, multi_touched, NULL);
+}
+
+struct multi *multi_of(struct conn *c)
+{
+	if (!c->multi) {
+		c->multi = xmalloc(sizeof(*c->multi));
+		memset(c->multi, 0, sizeof(*c->multi));
+	}
+	return c->multi;
+}
+
+/* ------------------------------------------------------------------ queue */
+
+void multi_queue(struct conn *c, uint32_t flags)
+{
+	struct multi *m = multi_of(c);
+	struct multi_cmd *q;
+	size_t bytes = 0;
+	char *p;
+	int argc = c->argc;
+
+	if (m->nq == m->capq) {
+		m->capq = m->capq ? m->capq * 2 : 4;
+		m->q = realloc(m->q, (size_t)m->capq * sizeof(*m->q));
+		if (!m->q)
+			srv_die("out of memory queueing a command");
+	}
+	for (int i = 0; i < argc; i++)
+		bytes += ARGL(c, i) + 1;
+	/* One block: argl[argc], argv[argc], then the bytes, each NUL-ended. */
+	q = &m->q[m->nq++];
+	q->argc = argc;
+	q->argl = xmalloc((size_t)argc * (sizeof(size_t) + sizeof(char *)) + bytes);
+	q->argv = (const char **)(void *)(q->argl + argc);
+	p = (char *)(q->argv + argc);
+	for (int i = 0; i < argc; i++) {
+		q->argl[i] = ARGL(c, i);
+		q->argv[i] = p;
+		memcpy(p, ARGV(c, i), ARGL(c, i));
+		p[ARGL(c, i)] = '\0';
+		p += ARGL(c, i) + 1;
+	}
+	m->qbytes += bytes;
+	m->cmd_flags |= flags;
+	atomic_store_explicit(&c->multi_count, m->nq, memory_order_relaxed);
+}
+
+void multi_flag(struct conn *c)
+{
+	if (c->multi && c->multi->active)
+		c->multi->dirty_exec = 1;
+}
+
+static void queue_free(struct multi *m)
+{
+	for (int i = 0; i < m->nq; i++)
+		free(m->q[i].argl);
+	free(m->q);
+	m->q = NULL;
+	m->nq = m->capq = 0;
+	m->qbytes = 0;
+}
+
+void multi_discard(struct conn *c)
+{
+	struct multi *m = c->multi;
+
+	if (!m)
+		return;
+	queue_free(m);
+	m->active = 0;
+	m->dirty_exec = 0;
+	m->cmd_flags = 0;
+	atomic_store_explicit(&c->multi_count, -1, memory_order_relaxed);
+	multi_unwatch_all(c);
+}
+
+/* --------------------------------------------------------------- registry */
+
+static struct watch_key **wbucket(uint64_t h)
+{
+	return &wbuckets[h & (wnb - 1)];
+}
+
+static struct watch_key *wfind(uint64_t h, const void *key, size_t klen)
+{
+	struct watch_key *wk;
+
+	if (!wnb)
+		return NULL;
+	for (wk = *wbucket(h); wk; wk = wk->next)
+		if (wk->hash == h && wk->klen == klen && !memcmp(wk->key, key, klen))
+			return wk;
+	return NULL;
+}
+
+/* Double the buckets when keys outnumber them.  watch_lock held. */
+static void wgrow(void)
+{
+	size_t nnb = wnb ? wnb * 2 : 64;
+	struct watch_key **nb = calloc(nnb, sizeof(*nb));
+
+	if (!nb)
+		return; /* longer chains, still correct */
+	for (size_t i = 0; i < wnb; i++) {
+		struct watch_key *wk, *nx;
+
+		for (wk = wbuckets[i]; wk; wk = nx) {
+			nx = wk->next;
+			wk->next = nb[wk->hash & (nnb - 1)];
+			nb[wk->hash & (nnb - 1)] = wk;
+		}
+	}
+	free(wbuckets);
+	wbuckets = nb;
+	wnb = nnb;
+}
+
+void multi_watch(struct conn *c, const void *key, size_t klen)
+{
+	struct multi *m = multi_of(c);
+	uint64_t h = ht_hash(key, klen, WATCH_SEED);
+	struct watch_key *wk;
+	struct watch_ref *r;
+	int present;
+
+	for (int i = 0; i < m->nw; i++)
+		if (m->w[i]->wk->klen == klen && !memcmp(m->w[i]->wk->key, key, klen))
+			return; /* watched already */
+	if (m->nw == m->capw) {
+		m->capw = m->capw ? m->capw * 2 : 4;
+		m->w = realloc(m->w, (size_t)m->capw * sizeof(*m->w));
+		if (!m->w)
+			srv_die("out of memory watching a key");
+	}
+	r = xmalloc(sizeof(*r));
+	r->m = m;
+	r->present = 0;
+	pthread_mutex_lock(&watch_lock);
+	wk = wfind(h, key, klen);
+	if (!wk) {
+		if (wcount >= wnb)
+			wgrow();
+		wk = xmalloc(sizeof(*wk) + klen);
+		wk->hash = h;
+		wk->klen = klen;
+		memcpy(wk->key, key, klen);
+		wk->refs = NULL;
+		wk->next = *wbucket(h);
+		*wbucket(h) = wk;
+		wcount++;
+	}
+	r->wk = wk;
+	r->next = wk->refs;
+	wk->refs = r;
+	pthread_mutex_unlock(&watch_lock);
+	/* In the registry first: a write after ht_watch()'s count finds us. */
+	present = ht_watch(w_db, key, klen, 1);
+	r->present = present > 0;
+	m->w[m->nw++] = r;
+}
+
+/* Unlink @r from its key, and the key from the registry when it was the
+ * last watcher.  watch_lock held. */
+static void wunlink(struct watch_ref *r)
+{
+	struct watch_key *wk = r->wk, **pp;
+	struct watch_ref **rp;
+
+	for (rp = &wk->refs; *rp != r; rp = &(*rp)->next)
+		;
+	*rp = r->next;
+	if (wk->refs)
+		return;
+	for (pp = wbucket(wk->hash); *pp != wk; pp = &(*pp)->next)
+		;
+	*pp = wk->next;
+	wcount--;
+	free(wk);
+}
+
+void multi_unwatch_all(struct conn *c)
+{
+	struct multi *m = c->multi;
+
+	if (!m)
+		return;
+	/* The stripes' counts first, with the keys still known (wk). */
+	for (int i = 0; i < m->nw; i++)
+		(void)ht_watch(w_db, m->w[i]->wk->key, m->w[i]->wk->klen, -1);
+	pthread_mutex_lock(&watch_lock);
+	for (int i = 0; i < m->nw; i++) {
+		wunlink(m->w[i]);
+		free(m->w[i]);
+	}
+	pthread_mutex_unlock(&watch_lock);
+	m->nw = 0;
+	/* After the unlinks: no hook can mark us any more. */
+	atomic_store_explicit(&m->dirty_cas, 0, memory_order_relaxed);
+}
+
+int multi_watch_broken(struct conn *c)
+{
+	struct multi *m = c->multi;
+
+	if (!m || !m->nw)
+		return 0;
+	if (atomic_load_explicit(&m->dirty_cas, memory_order_acquire))
+		return 1;
+	for (int i = 0; i < m->nw; i++) {
+		struct watch_ref *r = m->w[i];
+
+		if (r->present && !ht_peek_rcu(w_db, r->wk->key, r->wk->klen))
+			return 1; /* deleted, expired or evicted since WATCH */
+	}
+	return 0;
+}
+
+void multi_watch_key(struct conn *c, int i, const void **key, size_t *klen)
+{
+	*key = c->multi->w[i]->wk->key;
+	*klen = c->multi->w[i]->wk->klen;
+}
+
+void multi_touched(void *arg, const void *key, size_t klen)
+{
+	uint64_t h = ht_hash(key, klen, WATCH_SEED);
+	struct watch_key *wk;
+
+	(void)arg;
+	pthread_mutex_lock(&watch_lock);
+	wk = wfind(h, key, klen);
+	for (struct watch_ref *r = wk ? wk->refs : NULL; r; r = r->next)
+		atomic_store_explicit(&r->m->dirty_cas, 1, memory_order_release);
+	pthread_mutex_unlock(&watch_lock);
+}
+
+void multi_release(struct conn *c)
+{
+	if (!c->multi)
+		return;
+	multi_discard(c);
+	free(c->multi->w);
+	free(c->multi);
+	c->multi = NULL;
+}

@@ -523,6 +523,29 @@ static int refuse_loading_or_oom(struct conn *c, int flags)
 	return refuse_oom(c, flags);
 }
 
+/*
+ * RESP2 subscribed mode (Redis 7.0's processCommand(), after the MISCONF
+ * check): a client subscribed to anything may run only these; RESP3 has no
+ * such limit.  By row name, so rename-command does not change the rule.
+ */
+static int refuse_subscribed(struct conn *c, const struct cmd *k)
+{
+	static const char *const allowed[] = {"ping",	      "subscribe",    "ssubscribe",
+					      "unsubscribe",  "sunsubscribe", "psubscribe",
+					      "punsubscribe", "quit",	      "reset"};
+
+	if (SRV_LIKELY(!(c->flags & CONN_PUBSUB) || c->resp != 2))
+		return 0;
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		if (!strcmp(k->fullname, allowed[i]))
+			return 0;
+	reply_errorf(c,
+		     "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+		     "RESET are allowed in this context",
+		     k->fullname);
+	return 1;
+}
+
 /* Run a command that passed every check: it counts as processed and as a
  * call of @slot, timed around proc only (as Redis times call()), failed if it
  * replied an error.  A rejected command never gets here. */
@@ -599,7 +622,8 @@ void cmd_dispatch(struct conn *c)
 				reply_error(c, "-NOAUTH Authentication required.");
 				goto rejected;
 			}
-			if (SRV_UNLIKELY(refuse_loading_or_oom(c, s->flags)))
+			if (SRV_UNLIKELY(refuse_loading_or_oom(c, s->flags)) ||
+			    SRV_UNLIKELY(refuse_subscribed(c, s)))
 				goto rejected;
 			cmd_run(c, s, slot, argc);
 			return;
@@ -618,6 +642,8 @@ void cmd_dispatch(struct conn *c)
 		reply_err_code(c, ERR_MISCONF);
 		goto rejected;
 	}
+	if (SRV_UNLIKELY(refuse_subscribed(c, k)))
+		goto rejected;
 	cmd_run(c, k, slot, argc);
 	return;
 rejected:

@@ -24,8 +24,8 @@
 static char *client_line(struct conn *x, long long now, size_t *lenp)
 {
 	static const char fmt[] =
-	    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 sub=0 "
-	    "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
+	    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%d "
+	    "psub=%d ssub=%d multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
 	    "rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 "
 	    "resp=%d";
 	char cmdname[64], *buf = NULL;
@@ -33,15 +33,19 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 	size_t ob = atomic_load_explicit(&x->obuf_used, memory_order_relaxed);
 	long long idle = (now - atomic_load_explicit(&x->last_ms, memory_order_relaxed)) / 1000;
 	int resp = atomic_load_explicit(&x->resp_pub, memory_order_relaxed);
+	int ps[3];
 	size_t len = 0;
 	int n = 0;
 
 	cmd_name_of(atomic_load_explicit(&x->last_cmd, memory_order_relaxed),
 		    atomic_load_explicit(&x->last_sub, memory_order_relaxed), cmdname,
 		    sizeof(cmdname));
+	for (int k = 0; k < 3; k++)
+		ps[k] = atomic_load_explicit(&x->ps_count[k], memory_order_relaxed);
 	for (int pass = 0; pass < 2; pass++) {
 		n = snprintf(buf, len, fmt, (unsigned long long)x->id, x->addr, x->laddr, x->fd,
-			     x->name ? x->name : "", (now - x->ctime_ms) / 1000, idle, qb,
+			     x->name ? x->name : "", (now - x->ctime_ms) / 1000, idle,
+			     ps[0] + ps[1] + ps[2] ? "P" : "N", ps[0], ps[1], ps[2], qb,
 			     qb < PROTO_IOBUF_LEN ? PROTO_IOBUF_LEN - qb : 0,
 			     (size_t)PROTO_IOBUF_LEN, ob, qb + ob + sizeof(*x), cmdname, resp);
 		if (pass == 0) {

@@ -103,6 +103,13 @@ static const char *const unsub_word[PS_NKINDS] = {"unsubscribe", "punsubscribe",
 
 /* ------------------------------------------------------------- lookup */
 
+/* Redis's stringmatchlen(): util_glob_match() but for the empty string,
+ * which Redis matches with the empty pattern only ("*" does not). */
+static int ps_glob(const char *pat, size_t plen, const char *s, size_t slen)
+{
+	return slen ? util_glob_match(pat, plen, s, slen, 0) : plen == 0;
+}
+
 static struct hlist_head *bucket(enum ps_kind kind, const char *name, size_t len)
 {
 	uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -484,7 +491,7 @@ long long pubsub_publish(struct conn *c, enum ps_kind kind, const char *ch, size
 	msg_put(m);
 	if (kind == PS_CHANNEL) {
 		list_for_each_entry_rcu(pat, &ps_patterns, pnode) {
-			if (!util_glob_match(pat->name, pat->len, ch, chlen, 0))
+			if (!ps_glob(pat->name, pat->len, ch, chlen))
 				continue;
 			m = NULL;
 			n += fan_out(c, pat, &m, "pmessage", pat, ch, chlen, msg, mlen);
@@ -541,7 +548,7 @@ void pubsub_reply_channels(struct conn *c, enum ps_kind kind, const char *pat, s
 	rcu_read_lock();
 	for (int b = 0; b < PS_BUCKETS; b++) {
 		hlist_for_each_entry_rcu(ch, &ps_hash[kind][b], hnode) {
-			if (pat && !util_glob_match(pat, plen, ch->name, ch->len, 0))
+			if (pat && !ps_glob(pat, plen, ch->name, ch->len))
 				continue;
 			if ((size_t)n == cap) {
 				cap = cap ? cap * 2 : 16;

@@ -165,23 +165,10 @@ run_cases() { # run_cases WHO PORT
 if [ "$external" = 0 ] && [ -x "$TS" ]; then
   run_cases rcukv-server "$P"
   r config set hz 100 >/dev/null
-  RP=$(free_port $((P + 1)))
-  if ! command -v redis-server >/dev/null; then
-    skip "cases_cache.txt against redis-server: not installed (scripts/deps.sh test installs it)"
-  elif [ "$RP" = 0 ]; then
-    bad "cases_cache.txt against redis-server: no free port"
-  else
-    redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no \
-      --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-    rpid=$!
-    pids+=("$rpid")
-    if wait_up "$RP"; then
-      run_cases "redis-server $(redis-server --version | grep -o 'v=[0-9.]*')" "$RP"
-    else
-      bad "redis-server did not start on $RP"; tail -n 5 "$tmp/redis.log"
-    fi
-    kill "$rpid"; wait "$rpid" 2>/dev/null
+  if redis_up $((P + 1)); then
+    run_cases "redis-server $(redis-server --version | grep -o 'v=[0-9.]*')" "$RP"
   fi
+  [ -n "${rpid:-}" ] && { kill "$rpid"; wait "$rpid" 2>/dev/null; }
 elif [ "$external" = 1 ]; then
   skip "cases_cache.txt: run against a server this script starts only"
 else

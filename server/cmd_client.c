@@ -59,27 +59,45 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 	return buf;
 }
 
+/* CLIENT LIST/KILL TYPE: the class named (@t, @tl) as Redis's
+ * getClientTypeByName(): CT_NORMAL, CT_PUBSUB, CT_NONE (a class rcukv has no
+ * client of: master, replica), or -1 for an unknown name. */
+enum { CT_NORMAL, CT_PUBSUB, CT_NONE };
+
+static int client_type_named(const char *t, size_t tl)
+{
+	if (util_strcaseeq(t, tl, "normal"))
+		return CT_NORMAL;
+	if (util_strcaseeq(t, tl, "pubsub"))
+		return CT_PUBSUB;
+	if (util_strcaseeq(t, tl, "master") || util_strcaseeq(t, tl, "replica") ||
+	    util_strcaseeq(t, tl, "slave"))
+		return CT_NONE;
+	return -1;
+}
+
+/* @x's class: pubsub while subscribed to anything (getClientType()). */
+static int client_type_of(struct conn *x)
+{
+	for (int k = 0; k < 3; k++)
+		if (atomic_load_explicit(&x->ps_count[k], memory_order_relaxed))
+			return CT_PUBSUB;
+	return CT_NORMAL;
+}
+
 void cmd_client_list(struct conn *c, int argc)
 {
 	long long now = util_mstime();
 	size_t cap = 4096, len = 0;
 	char *out = xmalloc(cap);
 	unsigned long long *ids = NULL;
-	int nids = 0, type_ok = 1;
+	int nids = 0, type = -1; /* -1: any */
 
 	if (argc > 2) {
 		if (argc == 4 && util_strcaseeq(ARGV(c, 2), ARGL(c, 2), "type")) {
-			const char *t = ARGV(c, 3);
-			size_t tl = ARGL(c, 3);
-
-			if (util_strcaseeq(t, tl, "normal"))
-				type_ok = 1;
-			else if (util_strcaseeq(t, tl, "master") ||
-				 util_strcaseeq(t, tl, "replica") ||
-				 util_strcaseeq(t, tl, "slave") || util_strcaseeq(t, tl, "pubsub"))
-				type_ok = 0;
-			else {
-				reply_errorf(c, "Unknown client type '%s'", t);
+			type = client_type_named(ARGV(c, 3), ARGL(c, 3));
+			if (type < 0) {
+				reply_errorf(c, "Unknown client type '%s'", ARGV(c, 3));
 				free(out);
 				return;
 			}
@@ -103,9 +121,12 @@ void cmd_client_list(struct conn *c, int argc)
 		}
 	}
 	pthread_mutex_lock(&g_clients_lock);
-	for (struct conn *x = g_clients; x && type_ok; x = x->gnext) {
+	for (struct conn *x = g_clients; x; x = x->gnext) {
 		size_t n;
 		char *line;
+
+		if (type >= 0 && client_type_of(x) != type)
+			continue;
 
 		if (ids) {
 			int hit = 0;
@@ -151,7 +172,7 @@ void cmd_client_kill(struct conn *c, int argc)
 {
 	const char *addr = NULL, *laddr = NULL;
 	long long id = 0, maxage = -1;
-	int skipme = 1, type_normal = 1, user_ok = 1, killed = 0;
+	int skipme = 1, type = -1, user_ok = 1, killed = 0;
 
 	if (argc == 3) {
 		/* old form: CLIENT KILL addr:port */
@@ -189,13 +210,8 @@ void cmd_client_kill(struct conn *c, int argc)
 		} else if (util_strcaseeq(o, ol, "laddr")) {
 			laddr = v;
 		} else if (util_strcaseeq(o, ol, "type")) {
-			if (util_strcaseeq(v, vl, "normal"))
-				type_normal = 1;
-			else if (util_strcaseeq(v, vl, "master") ||
-				 util_strcaseeq(v, vl, "replica") ||
-				 util_strcaseeq(v, vl, "slave") || util_strcaseeq(v, vl, "pubsub"))
-				type_normal = 0;
-			else {
+			type = client_type_named(v, vl);
+			if (type < 0) {
 				reply_errorf(c, "Unknown client type '%s'", v);
 				return;
 			}
@@ -223,7 +239,7 @@ void cmd_client_kill(struct conn *c, int argc)
 			return;
 		}
 	}
-	if (type_normal && user_ok) {
+	if (user_ok) {
 		long long now = util_mstime();
 
 		pthread_mutex_lock(&g_clients_lock);
@@ -235,6 +251,8 @@ void cmd_client_kill(struct conn *c, int argc)
 			if (laddr && strcmp(x->laddr, laddr))
 				continue;
 			if (skipme && x == c)
+				continue;
+			if (type >= 0 && client_type_of(x) != type)
 				continue;
 			if (maxage >= 0 && (now - x->ctime_ms) / 1000 < maxage)
 				continue;

@@ -14,7 +14,8 @@
  *   7. a subscriber that never reads is closed by client-output-buffer-limit
  *      pubsub (hard, then soft for its seconds) while another keeps receiving
  *      everything, and the publisher never waits
- *   8. churn: subscribe/unsubscribe/close on one thread while another
+ *   8. CLIENT LIST/KILL TYPE pubsub, flags=P and the sub/psub/ssub counts
+ *   9. churn: subscribe/unsubscribe/close on one thread while another
  *      publishes (run under TSan: make tsan)
  * Ends with "N passed, M failed".  Single-connection replies are
  * cases_pubsub.txt's (test_pubsub.sh).
@@ -453,6 +454,38 @@ static void test_slow_subscriber(void)
 	CHECK(got == 40, "the other subscriber got all 40 (%d)", got);
 }
 
+static void test_client_type(void)
+{
+	redisContext *s = conn(), *p = conn();
+	redisReply *r;
+
+	redisAppendCommand(s, "SUBSCRIBE ct.a ct.b");
+	redisAppendCommand(s, "PSUBSCRIBE ct.*");
+	redisAppendCommand(s, "CLIENT SETNAME ctsub"); /* refused: subscribed */
+	for (int i = 0; i < 4; i++) {
+		if (redisGetReply(s, (void **)&r) == REDIS_OK)
+			freeReplyObject(r);
+	}
+	r = redisCommand(p, "CLIENT LIST TYPE pubsub");
+	CHECK(r && r->type == REDIS_REPLY_STRING && strstr(r->str, "flags=P ") &&
+		  strstr(r->str, " sub=2 psub=1 ssub=0 ") && !strchr(r->str, '\n')[1],
+	      "CLIENT LIST TYPE pubsub: the one subscriber, flags=P sub=2 psub=1 ssub=0");
+	freeReplyObject(r);
+	r = redisCommand(p, "CLIENT LIST TYPE normal");
+	CHECK(r && r->type == REDIS_REPLY_STRING && !strstr(r->str, "flags=P"),
+	      "CLIENT LIST TYPE normal leaves it out");
+	freeReplyObject(r);
+	/* (other tests' closed clients may still be on their way out) */
+	CHECK(cmd_int(p, "CLIENT KILL TYPE normal SKIPME yes") >= 0, "CLIENT KILL TYPE normal");
+	CHECK(cmd_int(p, "CLIENT KILL TYPE pubsub") == 1,
+	      "CLIENT KILL TYPE normal spared the subscriber, TYPE pubsub kills it");
+	for (int i = 0; i < 100 && cmd_int(p, "PUBSUB NUMPAT") != 0; i++)
+		usleep(10000);
+	CHECK(cmd_int(p, "PUBLISH ct.a x") == 0, "its subscriptions went with it");
+	redisFree(s);
+	redisFree(p);
+}
+
 /* ------------------------------------------------------------------ churn */
 
 static atomic_int churn_stop;
@@ -527,6 +560,7 @@ int main(int argc, char **argv)
 	test_unsubscribe_all();
 	test_resp3();
 	test_slow_subscriber();
+	test_client_type();
 	test_churn();
 	c = conn();
 	CHECK(cmd_int(c, "DBSIZE") >= 0, "server alive at the end");

@@ -11,7 +11,8 @@
 #                exit through the same cleanup); at_exit adds a command
 #   ports        free_port: the first loopback port in a block nobody listens on
 #   servers      wait_up, server_pid, server_up (start $SRV and make sure the
-#                server answering is the one started, by its pid), stop_pid
+#                server answering is the one started, by its pid), redis_up
+#                (a reference redis-server), stop_pid
 #   TLS          tls_certs DIR: a throwaway CA and the certificates signed by it
 #
 # Messages that stop a script name it: $LIB_NAME, by default the script's
@@ -229,6 +230,25 @@ server_up() {
   bad "server up on port $P"
   summary
   exit 1
+}
+
+# redis_up FIRST: start a reference redis-server 7 (no persistence) on the
+# first free port from FIRST, its log in $tmp/redis.log; sets RP and rpid
+# (in $pids).  Returns 1 after a skip (not installed) or a failure (no free
+# port, did not answer), so a caller just goes on without it.
+redis_up() {
+  if ! command -v redis-server >/dev/null; then
+    skip "redis-server: not installed (scripts/deps.sh test installs it)"; return 1
+  fi
+  RP=$(free_port "$1")
+  if [ "$RP" = 0 ]; then bad "redis-server: no free port"; return 1; fi
+  redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no \
+    --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+  rpid=$!
+  pids+=("$rpid")
+  wait_up "$RP" && return 0
+  bad "redis-server did not start on $RP"; tail -n 5 "$tmp/redis.log"
+  return 1
 }
 
 # stop_pid PID: SIGCONT (a stopped server), SIGTERM, then wait until PID is

@@ -5,6 +5,7 @@
  */
 #include "server/client.h"
 #include "server/conn.h"
+#include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/util.h"
 
@@ -27,6 +28,7 @@ void client_register(struct conn *c)
 
 void client_unregister(struct conn *c)
 {
+	pubsub_conn_closed(c); /* its subscriptions go with it */
 	pthread_mutex_lock(&g_clients_lock);
 	if (c->gprev)
 		c->gprev->gnext = c->gnext;

@@ -531,17 +531,42 @@ static const char *refuse_oom(uint32_t flags)
 }
 
 /*
+ * RESP2 subscribed mode (Redis 7.0's processCommand(), after the MISCONF
+ * check): a client subscribed to anything may run only these; RESP3 has no
+ * such limit.  By row name, so rename-command does not change the rule.
+ * Return the refusal's error (in @buf) or NULL.
+ */
+static const char *refuse_subscribed(struct conn *c, const struct cmd *k, char *buf, size_t len)
+{
+	static const char *const allowed[] = {"ping",	      "subscribe",    "ssubscribe",
+					      "unsubscribe",  "sunsubscribe", "psubscribe",
+					      "punsubscribe", "quit",	      "reset"};
+
+	if (SRV_LIKELY(!(c->flags & CONN_PUBSUB) || c->resp != 2))
+		return NULL;
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		if (!strcmp(k->fullname, allowed[i]))
+			return NULL;
+	snprintf(buf, len,
+		 "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+		 "RESET are allowed in this context",
+		 k->fullname);
+	return buf;
+}
+
+/*
  * The checks after the name and arity, in Redis's order: NOAUTH, a command
- * refused inside MULTI, -OOM, MISCONF (write commands and PING), and -LOADING
- * for commands not flagged CMD_LOADING.  EXEC is checked with the flags of
- * the commands it queued.  Return the refusal's error or NULL.
+ * refused inside MULTI, -OOM, MISCONF (write commands and PING), RESP2
+ * subscribed mode, and -LOADING for commands not flagged CMD_LOADING.  EXEC
+ * is checked with the flags of the commands it queued.  Return the refusal's
+ * error (maybe in @buf) or NULL.
  *
  * -LOADING is checked first here: Redis checks it after -OOM and MISCONF,
  * but neither can fire while loading (no eviction then, and no save has run
  * to fail), so this order spares the eviction check.  One acquire load
  * otherwise.
  */
-static const char *refuse(struct conn *c, const struct cmd *k)
+static const char *refuse(struct conn *c, const struct cmd *k, char *buf, size_t len)
 {
 	uint32_t flags = k->flags;
 
@@ -560,7 +585,7 @@ static const char *refuse(struct conn *c, const struct cmd *k)
 	/* stop-writes-on-bgsave-error: as Redis, PING is refused too */
 	if (SRV_UNLIKELY((flags & CMD_WRITE) || k->proc == cmd_ping) && persist_writes_denied())
 		return ERR_MISCONF;
-	return NULL;
+	return refuse_subscribed(c, k, buf, len);
 }
 
 /* Run a command that passed every check: it counts as processed and as a
@@ -669,7 +694,7 @@ void cmd_dispatch(struct conn *c)
 			reject(c, k, slot, err);
 		return;
 	}
-	if (SRV_UNLIKELY((why = refuse(c, k)) != NULL)) {
+	if (SRV_UNLIKELY((why = refuse(c, k, err, sizeof(err))) != NULL)) {
 		reject(c, k, slot, why);
 		return;
 	}

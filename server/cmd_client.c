@@ -24,8 +24,8 @@
 static char *client_line(struct conn *x, long long now, size_t *lenp)
 {
 	static const char fmt[] =
-	    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=0 "
-	    "psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
+	    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%d "
+	    "psub=%d ssub=%d multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
 	    "rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 "
 	    "resp=%d";
 	char cmdname[64], *buf = NULL;
@@ -34,16 +34,28 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 	long long idle = (now - atomic_load_explicit(&x->last_ms, memory_order_relaxed)) / 1000;
 	int resp = atomic_load_explicit(&x->resp_pub, memory_order_relaxed);
 	int multi = atomic_load_explicit(&x->multi_count, memory_order_relaxed);
+	int ps[3];
+	char flags[4], *f = flags;
 	size_t len = 0;
 	int n = 0;
 
 	cmd_name_of(atomic_load_explicit(&x->last_cmd, memory_order_relaxed),
 		    atomic_load_explicit(&x->last_sub, memory_order_relaxed), cmdname,
 		    sizeof(cmdname));
+	for (int k = 0; k < 3; k++)
+		ps[k] = atomic_load_explicit(&x->ps_count[k], memory_order_relaxed);
+	/* Redis's letters, in its order: P subscribed, x in MULTI, N none. */
+	if (ps[0] + ps[1] + ps[2])
+		*f++ = 'P';
+	if (multi >= 0)
+		*f++ = 'x';
+	if (f == flags)
+		*f++ = 'N';
+	*f = '\0';
 	for (int pass = 0; pass < 2; pass++) {
 		n = snprintf(buf, len, fmt, (unsigned long long)x->id, x->addr, x->laddr, x->fd,
 			     x->name ? x->name : "", (now - x->ctime_ms) / 1000, idle,
-			     multi >= 0 ? "x" : "N", multi, qb,
+			     flags, ps[0], ps[1], ps[2], multi, qb,
 			     qb < PROTO_IOBUF_LEN ? PROTO_IOBUF_LEN - qb : 0,
 			     (size_t)PROTO_IOBUF_LEN, ob, qb + ob + sizeof(*x), cmdname, resp);
 		if (pass == 0) {
@@ -57,27 +69,45 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 	return buf;
 }
 
+/* CLIENT LIST/KILL TYPE: the class named (@t, @tl) as Redis's
+ * getClientTypeByName(): CT_NORMAL, CT_PUBSUB, CT_NONE (a class rcukv has no
+ * client of: master, replica), or -1 for an unknown name. */
+enum { CT_NORMAL, CT_PUBSUB, CT_NONE };
+
+static int client_type_named(const char *t, size_t tl)
+{
+	if (util_strcaseeq(t, tl, "normal"))
+		return CT_NORMAL;
+	if (util_strcaseeq(t, tl, "pubsub"))
+		return CT_PUBSUB;
+	if (util_strcaseeq(t, tl, "master") || util_strcaseeq(t, tl, "replica") ||
+	    util_strcaseeq(t, tl, "slave"))
+		return CT_NONE;
+	return -1;
+}
+
+/* @x's class: pubsub while subscribed to anything (getClientType()). */
+static int client_type_of(struct conn *x)
+{
+	for (int k = 0; k < 3; k++)
+		if (atomic_load_explicit(&x->ps_count[k], memory_order_relaxed))
+			return CT_PUBSUB;
+	return CT_NORMAL;
+}
+
 void cmd_client_list(struct conn *c, int argc)
 {
 	long long now = util_mstime();
 	size_t cap = 4096, len = 0;
 	char *out = xmalloc(cap);
 	unsigned long long *ids = NULL;
-	int nids = 0, type_ok = 1;
+	int nids = 0, type = -1; /* -1: any */
 
 	if (argc > 2) {
 		if (argc == 4 && util_strcaseeq(ARGV(c, 2), ARGL(c, 2), "type")) {
-			const char *t = ARGV(c, 3);
-			size_t tl = ARGL(c, 3);
-
-			if (util_strcaseeq(t, tl, "normal"))
-				type_ok = 1;
-			else if (util_strcaseeq(t, tl, "master") ||
-				 util_strcaseeq(t, tl, "replica") ||
-				 util_strcaseeq(t, tl, "slave") || util_strcaseeq(t, tl, "pubsub"))
-				type_ok = 0;
-			else {
-				reply_errorf(c, "Unknown client type '%s'", t);
+			type = client_type_named(ARGV(c, 3), ARGL(c, 3));
+			if (type < 0) {
+				reply_errorf(c, "Unknown client type '%s'", ARGV(c, 3));
 				free(out);
 				return;
 			}
@@ -101,9 +131,12 @@ void cmd_client_list(struct conn *c, int argc)
 		}
 	}
 	pthread_mutex_lock(&g_clients_lock);
-	for (struct conn *x = g_clients; x && type_ok; x = x->gnext) {
+	for (struct conn *x = g_clients; x; x = x->gnext) {
 		size_t n;
 		char *line;
+
+		if (type >= 0 && client_type_of(x) != type)
+			continue;
 
 		if (ids) {
 			int hit = 0;
@@ -149,7 +182,7 @@ void cmd_client_kill(struct conn *c, int argc)
 {
 	const char *addr = NULL, *laddr = NULL;
 	long long id = 0, maxage = -1;
-	int skipme = 1, type_normal = 1, user_ok = 1, killed = 0;
+	int skipme = 1, type = -1, user_ok = 1, killed = 0;
 
 	if (argc == 3) {
 		/* old form: CLIENT KILL addr:port */
@@ -187,13 +220,8 @@ void cmd_client_kill(struct conn *c, int argc)
 		} else if (util_strcaseeq(o, ol, "laddr")) {
 			laddr = v;
 		} else if (util_strcaseeq(o, ol, "type")) {
-			if (util_strcaseeq(v, vl, "normal"))
-				type_normal = 1;
-			else if (util_strcaseeq(v, vl, "master") ||
-				 util_strcaseeq(v, vl, "replica") ||
-				 util_strcaseeq(v, vl, "slave") || util_strcaseeq(v, vl, "pubsub"))
-				type_normal = 0;
-			else {
+			type = client_type_named(v, vl);
+			if (type < 0) {
 				reply_errorf(c, "Unknown client type '%s'", v);
 				return;
 			}
@@ -221,7 +249,7 @@ void cmd_client_kill(struct conn *c, int argc)
 			return;
 		}
 	}
-	if (type_normal && user_ok) {
+	if (user_ok) {
 		long long now = util_mstime();
 
 		pthread_mutex_lock(&g_clients_lock);
@@ -233,6 +261,8 @@ void cmd_client_kill(struct conn *c, int argc)
 			if (laddr && strcmp(x->laddr, laddr))
 				continue;
 			if (skipme && x == c)
+				continue;
+			if (type >= 0 && client_type_of(x) != type)
 				continue;
 			if (maxage >= 0 && (now - x->ctime_ms) / 1000 < maxage)
 				continue;

@@ -28,10 +28,15 @@ void cmd_ping(struct conn *c, int argc)
 		reply_error(c, "wrong number of arguments for 'ping' command");
 		return;
 	}
-	if (argc == 2)
+	if ((c->flags & CONN_PUBSUB) && c->resp == 2) { /* subscribed: ["pong", msg] */
+		reply_array(c, 2);
+		reply_bulk_str(c, "pong");
+		reply_bulk(c, argc == 2 ? ARGV(c, 1) : "", argc == 2 ? ARGL(c, 1) : 0);
+	} else if (argc == 2) {
 		reply_bulk(c, ARGV(c, 1), ARGL(c, 1));
-	else
+	} else {
 		reply_raw(c, "+PONG\r\n", 7);
+	}
 }
 
 void cmd_echo(struct conn *c, int argc)

@@ -32,7 +32,7 @@
 
 struct cfg g_cfg;
 
-static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* requirepass, cobl_other */
+static pthread_mutex_t str_lock = PTHREAD_MUTEX_INITIALIZER; /* requirepass, cobl_replica */
 static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER; /* one CONFIG SET at a time */
 static int threads_cfg;
 static char *unixsocket_str;
@@ -211,9 +211,9 @@ static const char *apply(const struct cfg_opt *o, int argc, char **argv, const s
 
 /* -------------------------------------------- the core's special rows */
 
-/* client-output-buffer-limit: only "normal" applies (no replicas or pub/sub
- * yet); the other classes are kept so CONFIG GET shows what was set. */
-static long long cobl_other[2][3];
+/* client-output-buffer-limit: "normal" and "pubsub" apply (conn.c); the
+ * replica class is kept so CONFIG GET shows what was set. */
+static long long cobl_replica[3];
 
 /* Parse "class hard soft secs ..." (argv, argc words).  Validate everything
  * before applying anything; return NULL or the reason. */
@@ -261,10 +261,14 @@ static const char *cobl_apply(int argc, char **argv, int apply_now)
 		atomic_store(&g_cfg.cobl_soft, v[0][1]);
 		atomic_store(&g_cfg.cobl_soft_secs, v[0][2]);
 	}
-	for (int cls = 1; cls < 3; cls++)
-		if (set[cls])
-			for (int k = 0; k < 3; k++)
-				cobl_other[cls - 1][k] = v[cls][k]; /* read under str_lock */
+	if (set[1])
+		for (int k = 0; k < 3; k++)
+			cobl_replica[k] = v[1][k]; /* read under str_lock */
+	if (set[2]) {
+		atomic_store(&g_cfg.cobl_ps_hard, v[2][0]);
+		atomic_store(&g_cfg.cobl_ps_soft, v[2][1]);
+		atomic_store(&g_cfg.cobl_ps_soft_secs, v[2][2]);
+	}
 	return NULL;
 }
 
@@ -295,8 +299,9 @@ static void cobl_get(const struct cfg_opt *o, char *buf, size_t len)
 	pthread_mutex_lock(&str_lock);
 	snprintf(buf, len, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
 		 atomic_load(&g_cfg.cobl_hard), atomic_load(&g_cfg.cobl_soft),
-		 atomic_load(&g_cfg.cobl_soft_secs), cobl_other[0][0], cobl_other[0][1],
-		 cobl_other[0][2], cobl_other[1][0], cobl_other[1][1], cobl_other[1][2]);
+		 atomic_load(&g_cfg.cobl_soft_secs), cobl_replica[0], cobl_replica[1],
+		 cobl_replica[2], atomic_load(&g_cfg.cobl_ps_hard), atomic_load(&g_cfg.cobl_ps_soft),
+		 atomic_load(&g_cfg.cobl_ps_soft_secs));
 	pthread_mutex_unlock(&str_lock);
 }
 

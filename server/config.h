@@ -54,6 +54,8 @@ struct cfg {
 	_Atomic int has_pass;			     /* requirepass is not empty */
 	/* client-output-buffer-limit normal <hard> <soft> <soft secs>; 0 = off */
 	_Atomic long long cobl_hard, cobl_soft, cobl_soft_secs;
+	/* client-output-buffer-limit pubsub: subscribed clients (conn.c) */
+	_Atomic long long cobl_ps_hard, cobl_ps_soft, cobl_ps_soft_secs;
 	/* rename-command pairs from the config file, applied by cmd_init();
 	 * an empty rename_to disables the command. */
 	char *rename_from[CFG_MAX_RENAME], *rename_to[CFG_MAX_RENAME];

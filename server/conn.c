@@ -298,24 +298,35 @@ void conn_on_read(struct conn *c)
 		c->loop->again(c, CONN_EV_READ);
 }
 
+void conn_output_added(struct conn *c)
+{
+	if (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)))
+		conn_queue_flush(c);
+}
+
 /*
- * client-output-buffer-limit normal: unsent output at or over the hard limit,
- * or over the soft limit for longer than its seconds, closes the client (as
- * Redis).  Checked after each write attempt, i.e. after every batch of
- * commands, so a client that never reads holds at most one batch's replies.
+ * client-output-buffer-limit normal (pubsub for a subscribed client, as
+ * Redis's getClientType()): unsent output at or over the hard limit, or over
+ * the soft limit for longer than its seconds, closes the client (as Redis).
+ * Checked after each write attempt, i.e. after every batch of commands or of
+ * delivered messages, so a client that never reads holds at most one batch
+ * over the limit.
  */
 static int obuf_over_limit(struct conn *c)
 {
-	long long hard = atomic_load_explicit(&g_cfg.cobl_hard, memory_order_relaxed);
-	long long soft = atomic_load_explicit(&g_cfg.cobl_soft, memory_order_relaxed);
+	int ps = (c->flags & CONN_PUBSUB) != 0;
+	long long hard = atomic_load_explicit(ps ? &g_cfg.cobl_ps_hard : &g_cfg.cobl_hard,
+					      memory_order_relaxed);
+	long long soft = atomic_load_explicit(ps ? &g_cfg.cobl_ps_soft : &g_cfg.cobl_soft,
+					      memory_order_relaxed);
 	long long used = (long long)(c->out.len - c->out.pos);
 
 	if (hard > 0 && used >= hard)
 		return 1;
 	if (soft > 0 && used >= soft) {
 		long long now = util_mstime();
-		long long secs =
-		    atomic_load_explicit(&g_cfg.cobl_soft_secs, memory_order_relaxed);
+		long long secs = atomic_load_explicit(
+		    ps ? &g_cfg.cobl_ps_soft_secs : &g_cfg.cobl_soft_secs, memory_order_relaxed);
 
 		if (!c->obuf_soft_since)
 			c->obuf_soft_since = now;

@@ -94,6 +94,10 @@ struct conn_loop {
  * it is closed if the server exits, answered with an error if the final
  * save failed (net.c, worker_answer_shutdown()). */
 #define CONN_SHUTDOWN_WAIT 0x40
+/* Subscribed to at least one channel, pattern or shard channel (pubsub.c):
+ * RESP2 allows only the subscribed-mode commands (cmd_dispatch()), and the
+ * output limit is client-output-buffer-limit pubsub's. */
+#define CONN_PUBSUB 0x80
 
 /* The protocol's limits are resp/resp.h's (RESP_INLINE_MAX, RESP_MBULK_BIG_ARG). */
 #define PROTO_IOBUF_LEN (16 * 1024)
@@ -166,6 +170,10 @@ struct conn {
 	_Atomic int resp_pub;
 	_Atomic int multi_count; /* commands queued in MULTI, -1 outside (CLIENT LIST) */
 	struct multi *multi;	 /* MULTI/WATCH state (multi.h), NULL until used; owner */
+	/* Subscriptions per enum ps_kind (channels, patterns, shard channels):
+	 * written by the owner (pubsub.c), read by CLIENT LIST. */
+	_Atomic int ps_count[3];
+	struct ps_client *ps; /* its pub/sub mailbox, NULL until it subscribes; owner thread */
 	int authenticated; /* owner thread; AUTH/HELLO AUTH, or no password at accept */
 	long long obuf_soft_since; /* ms when output passed the soft limit, 0 = under */
 
@@ -261,6 +269,13 @@ void conn_cron(struct worker *w);
  * Context: @w's thread, as it stops.
  */
 void conn_close_all(struct worker *w);
+
+/**
+ * conn_output_added() - output was appended to @c's reply buffer outside its
+ * own commands (a pub/sub message): write it at the end of the loop turn.
+ * Context: the owner worker, online.
+ */
+void conn_output_added(struct conn *c);
 
 /* Arguments of the running command. */
 #define ARGV(c, i) ((c)->argv[i])

@@ -28,6 +28,7 @@
 #include "server/lathist.h"
 #include "server/mem.h"
 #include "server/persist.h"
+#include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/stats.h"
@@ -394,7 +395,7 @@ static void info_stats(struct sbuf *s, long long now)
 	    "evicted_keys:%llu\r\nevicted_clients:0\r\n"
 	    "total_eviction_exceeded_time:%llu\r\n"
 	    "current_eviction_exceeded_time:%llu\r\nkeyspace_hits:%llu\r\n"
-	    "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n",
+	    "keyspace_misses:%llu\r\npubsub_channels:%lld\r\npubsub_patterns:%lld\r\n",
 	    STAT(conns_received), STAT(commands),
 	    inst_metric(INST_OPS), STAT(net_in), STAT(net_out),
 	    (double)inst_metric(INST_NET_IN) / 1024,
@@ -402,12 +403,12 @@ static void info_stats(struct sbuf *s, long long now)
 	    atomic_load(&g_srv.rejected_conns) - atomic_load(&base_rejected),
 	    db_expired_total() - atomic_load(&base_expired), stale, cap, cpu_ms,
 	    evict_evicted_keys(), ex_total, ex_cur, STAT(keyspace_hits),
-	    STAT(keyspace_misses));
+	    STAT(keyspace_misses), pubsub_count(PS_CHANNEL), pubsub_count(PS_PATTERN));
 	/* saves run in a thread (persist.c), never a fork: no fork fields;
 	 * io_threaded_*: the workers are not Redis's io-threads (which
 	 * only read and write for the main thread; io_threads_active:0) */
 	sb_printf(s,
-		  "pubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\n"
+		  "pubsubshard_channels:%lld\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\n"
 		  "migrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\n"
 		  "active_defrag_hits:0\r\nactive_defrag_misses:0\r\n"
 		  "active_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\n"
@@ -418,7 +419,7 @@ static void info_stats(struct sbuf *s, long long now)
 		  "total_reads_processed:%llu\r\ntotal_writes_processed:%llu\r\n"
 		  "io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n"
 		  "reply_buffer_shrinks:%llu\r\nreply_buffer_expands:%llu\r\n",
-		  STAT(errors), STAT(reads), STAT(writes), STAT(reply_shrinks),
+		  pubsub_count(PS_SHARD), STAT(errors), STAT(reads), STAT(writes), STAT(reply_shrinks),
 		  STAT(reply_expands));
 }
 

@@ -34,6 +34,7 @@
 #include "server/mem.h"
 #include "server/net.h"
 #include "server/persist.h"
+#include "server/pubsub.h"
 #include "server/server.h"
 #include "server/tls.h"
 #include "server/util.h"
@@ -398,6 +399,7 @@ serve:
 	evict_fini();
 	db_fini();
 	rcu_barrier();
+	pubsub_fini(); /* after the barrier: every closed mailbox's last ref */
 	cmd_fini();
 	event_free(ev_cron);
 	event_free(ev_sigterm);

@@ -30,6 +30,7 @@
 #include "server/log.h"
 #include "server/multi.h"
 #include "server/net.h"
+#include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/stats.h"
@@ -344,6 +345,7 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	worker_adopt(w);
+	pubsub_drain(w); /* messages other workers published for our clients */
 	/* CLIENT KILL from another worker: scan only when one was requested. */
 	if (!atomic_exchange_explicit(&w->kill_pending, 0, memory_order_acquire))
 		return;
@@ -402,6 +404,7 @@ static void *worker_main(void *arg)
 			break;
 	}
 	conn_close_all(w);
+	pubsub_drain(w); /* frees what was queued for the closed clients */
 	event_free(w->ev_notify);
 	event_free(w->ev_cron);
 	rcu_quiescent_state();

@@ -82,6 +82,11 @@ static void reply_hdr(struct conn *c, char prefix, long long v)
 	c->out.len += n;
 }
 
+void reply_push(struct conn *c, long long n)
+{
+	reply_hdr(c, c->resp == 3 ? '>' : '*', n);
+}
+
 void reply_simple(struct conn *c, const char *s)
 {
 	size_t n = strlen(s);

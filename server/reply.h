@@ -30,6 +30,8 @@ void reply_null_array(struct conn *c);
 void reply_array(struct conn *c, long long n);
 void reply_map(struct conn *c, long long n);
 void reply_set(struct conn *c, long long n);
+/* An out-of-band message of n elements (pub/sub): '>' in RESP3, an array in RESP2. */
+void reply_push(struct conn *c, long long n);
 void reply_double(struct conn *c, double d);
 void reply_long_double_bulk(struct conn *c, long double d);
 void reply_verbatim(struct conn *c, const char *p, size_t n);

@@ -72,6 +72,10 @@ struct worker {
 	/* the thread's kernel id (INFO cpu reads its /proc stat): written once by
 	 * the worker as it starts, read relaxed by INFO, 0 until then */
 	_Atomic int tid;
+	/* Pub/sub messages other workers published for our connections
+	 * (pubsub.c): a lock-free stack, pushed by any worker, taken whole by
+	 * the owner (pubsub_drain() in on_notify()). */
+	struct ps_delivery *_Atomic ps_inbox;
 	struct wstats st;
 	struct wcstats *cs; /* per-command stats (stats.c); set before the thread starts */
 	char pad[64];

@@ -68,3 +68,15 @@ TEST_SCRIPTS += tests/server/test_bits.sh
 $(B)/tests/server/test_bitops: $(B)/tests/server/test_bitops.o $(B)/server/bitops.o
 	$(CC) $(LDFLAGS) -o $@ $^
 TEST_BINS += $(B)/tests/server/test_bitops
+
+# tests/server/test_pubsub: pub/sub across clients and both workers, with
+# hiredis (issue 16 item 3): fan-out, per-publisher order, counts, glob
+# patterns, UNSUBSCRIBE of all, RESP3 pushes, the pubsub output limit on a
+# stuck subscriber, subscribe/close churn.  Ports 7780-7799.
+# tests/server/test_pubsub.sh replays cases_pubsub.txt against rcukv and a
+# redis-server, runs this binary against both, and the redis-py check.
+$(B)/tests/server/test_pubsub.o: CFLAGS += $(call pc,--cflags,hiredis)
+$(B)/tests/server/test_pubsub: $(B)/tests/server/test_pubsub.o | $(B)/rcukv-server
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pc,--libs,hiredis) -lpthread
+TEST_BINS += $(B)/tests/server/test_pubsub
+TEST_SCRIPTS += tests/server/test_pubsub.sh

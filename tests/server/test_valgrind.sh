@@ -58,6 +58,14 @@ check "KEYS under valgrind" '[ "$(R keys "vk*")" = vk ]'
 check "SCAN under valgrind" 'R scan 0 count 1000 | grep -q .'
 check "CLIENT LIST under valgrind" 'R client list | grep -q cmd=client'
 check "SAVE under valgrind" '[ "$(R save)" = OK ]'
+# pub/sub: subscribers still connected at SHUTDOWN (their mailboxes and any
+# messages queued for them freed at exit); redis-cli ends when the server does
+redis-cli -p "$P" subscribe vch >"$tmp/sub1.out" 2>&1 &
+pids+=($!)
+redis-cli -p "$P" psubscribe "v*" >"$tmp/sub2.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do [ "$(R pubsub numpat)" = 1 ] && [ "$(R pubsub numsub vch | tail -n 1)" = 1 ] && break; sleep 0.1; done
+check "PUBLISH under valgrind reaches both subscribers" '[ "$(R publish vch m)" = 2 ]'
 R bgsave >/dev/null
 for _ in $(seq 1 300); do
   R info persistence | grep -q '^rdb_bgsave_in_progress:0' && break

@@ -1,0 +1,89 @@
+/*
+ * pubsub.h - Pub/Sub (pubsub.c): channels, patterns and shard channels,
+ * their subscribers, and the delivery of published messages to connections
+ * on any worker.  The commands are cmd_pubsub.c's; the design is
+ * docs/pubsub.md.
+ *
+ * Threads: subscribe and unsubscribe run on the subscriber's own worker and
+ * take one mutex (ps_lock, pubsub.c); PUBLISH runs on any worker and walks
+ * the subscriber lists without a lock, inside the worker's QSBR read-side
+ * section.  A subscriber on the publisher's worker gets the message in its
+ * reply buffer at once; one on another worker gets it through that worker's
+ * inbox (struct worker's ps_inbox, a lock-free MPSC stack) and an eventfd
+ * wakeup, drained by pubsub_drain() on the owner.  Subscriptions, channels
+ * and a closed client's mailbox are freed after a grace period.
+ */
+#ifndef SERVER_PUBSUB_H
+#define SERVER_PUBSUB_H
+
+#include <stddef.h>
+
+struct conn;
+struct worker;
+
+/* What a subscription is to: the three namespaces Redis 7.0 keeps apart. */
+enum ps_kind { PS_CHANNEL, PS_PATTERN, PS_SHARD, PS_NKINDS };
+
+/*
+ * pubsub_subscribe() - subscribe @c to @name (@len bytes) of @kind, unless it
+ * already is, and reply the confirmation (["subscribe", name, count] and its
+ * psubscribe/ssubscribe forms; a push in RESP3).  Context: @c's worker,
+ * inside its command.
+ */
+void pubsub_subscribe(struct conn *c, enum ps_kind kind, const char *name, size_t len);
+
+/*
+ * pubsub_unsubscribe() - unsubscribe @c from @name of @kind if it is
+ * subscribed, and reply the confirmation either way.  Context: as above.
+ */
+void pubsub_unsubscribe(struct conn *c, enum ps_kind kind, const char *name, size_t len);
+
+/*
+ * pubsub_unsubscribe_all() - unsubscribe @c from every subscription of
+ * @kind, one confirmation each in subscription order, or one confirmation
+ * with a null name when there was none.  Context: as above.
+ */
+void pubsub_unsubscribe_all(struct conn *c, enum ps_kind kind);
+
+/*
+ * pubsub_publish() - deliver @msg (@mlen bytes) on channel @ch (@chlen) of
+ * @kind (PS_CHANNEL: its subscribers and every matching pattern's; PS_SHARD:
+ * the shard channel's subscribers only).
+ * Context: any worker, online (QSBR read side); takes no lock, never waits
+ * for a subscriber.  Return: the receivers (a client subscribed to the
+ * channel and to two matching patterns counts three times, as in Redis).
+ */
+long long pubsub_publish(struct conn *c, enum ps_kind kind, const char *ch, size_t chlen,
+			 const char *msg, size_t mlen);
+
+/*
+ * pubsub_conn_closed() - @c is closing: drop its subscriptions without
+ * replies; its mailbox is freed after a grace period and after the last
+ * message already queued for it.  Context: @c's worker, from conn_close().
+ */
+void pubsub_conn_closed(struct conn *c);
+
+/*
+ * pubsub_drain() - write the messages other workers queued for @w's
+ * connections into their reply buffers (they leave at the end of the loop
+ * turn).  Context: @w's thread, online; or the main thread once every worker
+ * has stopped (then it only frees).
+ */
+void pubsub_drain(struct worker *w);
+
+/* Main thread at exit, every worker joined, after rcu_barrier(): frees what
+ * is still queued in any worker's inbox. */
+void pubsub_fini(void);
+
+/*
+ * Introspection (PUBSUB, INFO, CLIENT LIST).  Any worker, online.
+ * pubsub_reply_channels(): PUBSUB CHANNELS/SHARDCHANNELS: an array of the
+ * active channels of @kind matching @pat (NULL: all).
+ * pubsub_numsub(): the subscribers of channel @ch of @kind.
+ * pubsub_count(): the active channels (or patterns) of @kind.
+ */
+void pubsub_reply_channels(struct conn *c, enum ps_kind kind, const char *pat, size_t plen);
+long long pubsub_numsub(enum ps_kind kind, const char *ch, size_t len);
+long long pubsub_count(enum ps_kind kind);
+
+#endif /* SERVER_PUBSUB_H */

@@ -72,26 +72,12 @@ check_cases() {
 # when redis-server is not installed.  The server is stopped before it
 # returns.  Needs scratch_init's $tmp and $pids, and $TS.
 cases_vs_redis() {
-  local name=$1 file=$2 rp rpid
-  rp=$(free_port "$3")
-  if ! command -v redis-server >/dev/null; then
-    skip "$name against redis-server: not installed (scripts/deps.sh test installs it)"
-    return
-  elif [ "$rp" = 0 ]; then
-    bad "$name against redis-server: no free port"
-    return
-  fi
-  redis-server --port "$rp" --bind 127.0.0.1 --save "" --appendonly no \
-    --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-  rpid=$!
-  pids+=("$rpid")
-  if wait_up "$rp"; then
+  local name=$1 file=$2
+  if redis_up "$3"; then
     check_cases "$name against redis-server $(redis-server --version | grep -o 'v=[0-9.]*')" \
-      "$("$TS" --port "$rp" --cases "$file" --cases-only 2>&1)"
-  else
-    bad "redis-server did not start on $rp"; tail -n 5 "$tmp/redis.log"
+      "$("$TS" --port "$RP" --cases "$file" --cases-only 2>&1)"
+    stop_pid "$rpid"
   fi
-  stop_pid "$rpid"
 }
 
 # --- tools -----------------------------------------------------------------------

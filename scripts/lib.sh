@@ -218,6 +218,18 @@ server_up() {
   exit 1
 }
 
+# find_redis_py: PY is a python3 that imports redis-py (Debian's
+# python3-redis is for /usr/bin/python3, which may not be the first python3 on
+# PATH), or empty.
+find_redis_py() {
+  local py
+  PY=
+  for py in /usr/bin/python3 python3; do
+    if "$py" -c 'import redis' 2>/dev/null; then PY=$py; return 0; fi
+  done
+  return 1
+}
+
 # redis_up FIRST: start a reference redis-server 7 (no persistence) on the
 # first free port from FIRST, its log in $tmp/redis.log; sets RP and rpid
 # (in $pids).  Returns 1 after a skip (not installed) or a failure (no free

@@ -1077,6 +1077,17 @@ struct ht_txn {
 
 static _Thread_local struct ht_txn *tls_txn;
 
+/* The transactions' seqlock fences (acquire on the read side, release on
+ * the write side).  TSan does not model atomic_thread_fence(): there they
+ * are rcu_smp_mb()'s seq_cst read-modify-write, which it does. */
+#if defined(RCU_TSAN) && RCU_TSAN
+#define txn_fence_acquire() rcu_smp_mb()
+#define txn_fence_release() rcu_smp_mb()
+#else
+#define txn_fence_acquire() atomic_thread_fence(memory_order_acquire)
+#define txn_fence_release() atomic_thread_fence(memory_order_release)
+#endif
+
 /* This thread's running transaction on @ht, or NULL. */
 static inline struct ht_txn *txn_own(struct ht *ht)
 {
@@ -1430,7 +1441,7 @@ static inline uint32_t txn_seq_begin(struct ht *ht, uint32_t h)
 /* Non-zero if a transaction changed stripe of @h since txn_seq_begin(). */
 static inline int txn_seq_retry(struct ht *ht, uint32_t h, uint32_t s)
 {
-	atomic_thread_fence(memory_order_acquire);
+	txn_fence_acquire();
 	return atomic_load_explicit(&ht->txn_seq[h & (ht->nstripes - 1)],
 				    memory_order_relaxed) != s;
 }
@@ -1514,7 +1525,7 @@ void ht_mfind_rcu(struct ht *ht, size_t n, const void *const keys[], const size_
 			sq[i] = txn_seq_begin(ht, h[i]);
 		for (i = 0; i < n; i++)
 			out[i] = find_rcu_once(ht, h[i], keys[i], klens[i], 1);
-		atomic_thread_fence(memory_order_acquire);
+		txn_fence_acquire();
 		for (i = 0; i < n; i++)
 			if (atomic_load_explicit(&ht->txn_seq[h[i] & (ht->nstripes - 1)],
 						 memory_order_relaxed) != sq[i])
@@ -2013,7 +2024,7 @@ int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens
 	/* Odd: lookups of these stripes wait until the end (txn_seq_begin()).
 	 * The release fence orders the odd counts before every change fn makes. */
 	txn_seq_bump(ht, st, ns, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
+	txn_fence_release();
 	tls_txn = &tx;
 	ret = fn(&tx, arg);
 	tls_txn = NULL;

@@ -31,12 +31,21 @@
 struct ht *g_db;
 static _Atomic long long avg_ttl;
 
+/* The table's watch hook (ht_watch_hook()): a key changed, under its
+ * stripe's mutex; WATCH hears of it. */
+static void key_changed(void *arg, const void *key, size_t klen, int kind)
+{
+	(void)arg;
+	multi_touched(key, klen, kind);
+}
+
 void db_init(void)
 {
 	g_db = ht_new(NULL);
 	if (!g_db)
 		srv_die("cannot create the hash table");
 	multi_init(g_db);
+	ht_watch_hook(g_db, key_changed, NULL);
 }
 
 void db_fini(void)

@@ -47,7 +47,6 @@ static struct ht *w_db;		    /* multi_init(); immutable after */
 void multi_init(struct ht *db)
 {
 	w_db = db;
-	ht_watch_hook(db, multi_touched, NULL);
 }
 
 struct multi *multi_of(struct conn *c)
@@ -272,12 +271,16 @@ void multi_watch_key(struct conn *c, int i, const void **key, size_t *klen)
 	*klen = c->multi->w[i]->wk->klen;
 }
 
-void multi_touched(void *arg, const void *key, size_t klen)
+void multi_touched(const void *key, size_t klen, int kind)
 {
 	uint64_t h = ht_hash(key, klen, WATCH_SEED);
 	struct watch_key *wk;
 
-	(void)arg;
+	/* An expired key's removal breaks only a WATCH that saw the key: the
+	 * presence check at EXEC finds that one (as Redis: a key already
+	 * expired when WATCH ran is no change). */
+	if (kind == HT_WATCH_EXPIRED)
+		return;
 	pthread_mutex_lock(&watch_lock);
 	wk = wfind(h, key, klen);
 	for (struct watch_ref *r = wk ? wk->refs : NULL; r; r = r->next)

@@ -2057,6 +2057,11 @@ void ht_watch_all(struct ht *ht, int on)
 	atomic_store(&ht->watch_all, on);
 }
 
+int ht_watch_all_on(struct ht *ht)
+{
+	return atomic_load_explicit(&ht->watch_all, memory_order_relaxed);
+}
+
 int ht_watch(struct ht *ht, const void *key, size_t klen, int delta)
 {
 	struct retired r = {NULL};

@@ -446,6 +446,7 @@ void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t 
  * may still skip the hook: wait for a grace period after it to be sure no
  * writer does.  Any thread. */
 void ht_watch_all(struct ht *ht, int on);
+int ht_watch_all_on(struct ht *ht);
 /**
  * ht_watch() - add @delta (+1 or -1) to the watchers of @key's stripe, and
  * return whether @key is present (1) or not (0), at one moment under the

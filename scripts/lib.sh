@@ -249,6 +249,17 @@ redis_up() {
   return 1
 }
 
+# against_both FN FIRST: FN WHO PORT for the rcukv-server of server_up
+# ("rcukv-server" $P), then for a reference redis-server started by redis_up
+# on a free port from FIRST ("redis-server v=X.Y.Z" $RP): the same checks
+# against both, so one written to match rcukv fails against Redis.
+against_both() {
+  "$1" rcukv-server "$P"
+  if redis_up "$2"; then
+    "$1" "redis-server $(redis-server --version | grep -o 'v=[0-9.]*')" "$RP"
+  fi
+}
+
 # stop_pid PID: SIGCONT (a stopped server), SIGTERM, then wait until PID is
 # gone (10 s at most; polled, because a subshell cannot wait for its parent's
 # child) and reap it when it is ours.

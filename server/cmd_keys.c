@@ -17,6 +17,7 @@
 #include "server/db.h"
 #include "server/persist.h"
 #include "server/reply.h"
+#include "server/tracking.h"
 #include "server/util.h"
 
 #include <errno.h>
@@ -359,6 +360,7 @@ void cmd_flush(struct conn *c, int argc)
 		SRV_DIRTY(c, removed);
 		if (util_strcaseeq(K(0), "flushall"))
 			persist_flushall();
+		tracking_flushed(); /* every tracking client: all keys changed */
 		reply_ok(c);
 	}
 }

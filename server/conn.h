@@ -38,6 +38,7 @@ struct obuf {
 struct worker;
 struct conn;
 struct multi;
+struct trk_client;
 
 /*
  * A connection's transport.  Context: the owner worker.
@@ -170,6 +171,10 @@ struct conn {
 	_Atomic int resp_pub;
 	_Atomic int multi_count; /* commands queued in MULTI, -1 outside (CLIENT LIST) */
 	struct multi *multi;	 /* MULTI/WATCH state (multi.h), NULL until used; owner */
+	struct trk_client *trk;	 /* CLIENT TRACKING state (tracking.c), NULL: off; owner */
+	int trk_caching;	 /* CLIENT CACHING yes/no given for the next command; owner */
+	_Atomic unsigned trk_flags;  /* TRK_* of tracking.h, for CLIENT LIST */
+	_Atomic long long trk_redir; /* the REDIRECT id, for CLIENT LIST */
 	/* Subscriptions per enum ps_kind (channels, patterns, shard channels):
 	 * written by the owner (pubsub.c), read by CLIENT LIST. */
 	_Atomic int ps_count[3];

@@ -12,6 +12,7 @@
 #include "resp/resp.h"
 #include "server/db.h"
 #include "server/multi.h"
+#include "server/tracking.h"
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
 #include "server/config.h"
@@ -32,11 +33,13 @@ struct ht *g_db;
 static _Atomic long long avg_ttl;
 
 /* The table's watch hook (ht_watch_hook()): a key changed, under its
- * stripe's mutex; WATCH hears of it. */
+ * stripe's mutex; WATCH and client tracking hear of it. */
 static void key_changed(void *arg, const void *key, size_t klen, int kind)
 {
 	(void)arg;
 	multi_touched(key, klen, kind);
+	if (ht_watch_all_on(g_db))
+		tracking_touched(key, klen);
 }
 
 void db_init(void)
@@ -45,6 +48,7 @@ void db_init(void)
 	if (!g_db)
 		srv_die("cannot create the hash table");
 	multi_init(g_db);
+	tracking_init(g_db);
 	ht_watch_hook(g_db, key_changed, NULL);
 }
 

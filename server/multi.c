@@ -42,6 +42,10 @@ struct watch_ref {
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct watch_key **wbuckets; /* watch_lock */
 static size_t wnb, wcount;	    /* buckets (a power of two), keys; watch_lock */
+/* wcount, for writers that see no watcher (ht_watch_all(): every change
+ * calls the hook): a WATCH counts here before its stripe's count, so a writer
+ * that must find it sees this non-zero (the stripe mutex orders the two). */
+static _Atomic size_t wkeys;
 static struct ht *w_db;		    /* multi_init(); immutable after */
 
 void multi_init(struct ht *db)
@@ -198,6 +202,7 @@ void multi_watch(struct conn *c, const void *key, size_t klen)
 		wk->next = *wbucket(h);
 		*wbucket(h) = wk;
 		wcount++;
+		atomic_store_explicit(&wkeys, wcount, memory_order_relaxed);
 	}
 	r->wk = wk;
 	r->next = wk->refs;
@@ -225,6 +230,7 @@ static void wunlink(struct watch_ref *r)
 		;
 	*pp = wk->next;
 	wcount--;
+	atomic_store_explicit(&wkeys, wcount, memory_order_relaxed);
 	free(wk);
 }
 
@@ -279,7 +285,7 @@ void multi_touched(const void *key, size_t klen, int kind)
 	/* An expired key's removal breaks only a WATCH that saw the key: the
 	 * presence check at EXEC finds that one (as Redis: a key already
 	 * expired when WATCH ran is no change). */
-	if (kind == HT_WATCH_EXPIRED)
+	if (kind == HT_WATCH_EXPIRED || !atomic_load_explicit(&wkeys, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&watch_lock);
 	wk = wfind(h, key, klen);

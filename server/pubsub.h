@@ -64,6 +64,23 @@ long long pubsub_publish(struct conn *c, enum ps_kind kind, const char *ch, size
 void pubsub_conn_closed(struct conn *c);
 
 /*
+ * Mailboxes for other modules (client tracking's invalidations).
+ * pubsub_conn_opened(): @c gets its mailbox; before it is in the client
+ * registry (client_register()), so a registered connection always has one.
+ * pubsub_mailbox_hold(): a reference on @x's mailbox (NULL if it has none):
+ * @x's own worker, or any thread under g_clients_lock while @x is registered.
+ * pubsub_mailbox_drop(): put it back (any thread; NULL is fine).
+ * pubsub_invalidate(): queue an invalidation of @key (NULL: every key, after
+ * a flush) for @mb's connection, delivered on its worker after the command
+ * running now (write_invalidate() says in which form).  Any thread; @mb held.
+ */
+struct ps_client;
+void pubsub_conn_opened(struct conn *c);
+struct ps_client *pubsub_mailbox_hold(struct conn *x);
+void pubsub_mailbox_drop(struct ps_client *mb);
+void pubsub_invalidate(struct ps_client *mb, const char *key, size_t klen);
+
+/*
  * pubsub_drain() - write the messages other workers queued for @w's
  * connections into their reply buffers (they leave at the end of the loop
  * turn).  Context: @w's thread, online; or the main thread once every worker

@@ -32,6 +32,7 @@
 #include "server/client.h"
 #include "server/db.h"
 #include "server/multi.h"
+#include "server/tracking.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #include <hiredis/hiredis.h>
@@ -138,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* As the server's net.c: the transaction state, then the registry. */
 static void fz_closing(struct conn *c)
 {
+	tracking_off(c);
 	multi_release(c);
 	client_unregister(c);
 }

@@ -91,3 +91,8 @@ $(B)/tests/server/test_multi: $(B)/tests/server/test_multi.o | $(B)/rcukv-server
 ALL_BINS += $(B)/tests/server/test_multi
 test-run build-tests: $(B)/tests/server/test_multi
 TEST_SCRIPTS += tests/server/test_multi.sh
+
+# tests/server/test_tracking.sh: client-side caching (issue 16 item 4):
+# cases_tracking.txt and redis-py's REDIRECT listener against rcukv and a
+# redis-server.  Ports 7800-7819.
+TEST_SCRIPTS += tests/server/test_tracking.sh

@@ -34,8 +34,5 @@ run_all() { # run_all WHO PORT
   fi
 }
 
-run_all rcukv-server "$P"
-if redis_up $((P + 1)); then
-  run_all "redis-server $(redis-server --version | grep -o 'v=[0-9.]*')" "$RP"
-fi
+against_both run_all $((P + 1))
 summary

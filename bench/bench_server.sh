@@ -40,35 +40,11 @@ need_built "$SERVER"
 scratch_init bench-server
 TMP=$tmp
 
-
-names=(rcukv redis redis_io2)
+# start NAME PORT, cpu_ticks PID, SYSTEMS, PID[]
+. "$(dirname "$0")/servers.sh"
+names=("${SYSTEMS[@]}")
 ports=($PORT0 $((PORT0 + 1)) $((PORT0 + 2)))
-declare -A PID NREQ
-
-start() {  # name port
-  local name=$1 port=$2
-  case $name in
-    rcukv) "$SERVER" --port "$port" --bind 127.0.0.1 --loglevel warning >"$TMP/$name.log" 2>&1 & ;;
-    redis) redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-             --loglevel warning --dir "$TMP" >"$TMP/$name.log" 2>&1 & ;;
-    redis_io2) redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-             --io-threads 2 --io-threads-do-reads yes \
-             --loglevel warning --dir "$TMP" >"$TMP/$name.log" 2>&1 & ;;
-  esac
-  PID[$name]=$!
-  pids+=($!)
-  for _ in $(seq 100); do
-    redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
-    sleep 0.05
-  done
-  echo "bench_server: $name did not start on port $port" >&2
-  cat "$TMP/$name.log" >&2
-  exit 1
-}
-
-cpu_ticks() {  # pid -> utime+stime in ticks
-  awk '{ print $14 + $15 }' "/proc/$1/stat"
-}
+declare -A NREQ
 
 echo "bench_server: $(nproc) cores, $REPEATS repeat(s), rcukv=$SERVER"
 for i in 0 1 2; do start "${names[$i]}" "${ports[$i]}"; done

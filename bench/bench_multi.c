@@ -27,12 +27,10 @@
  */
 #include "bench/bench_net.h"
 
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 
 #define NSETS 4
 #define KEY_DIGITS 12
@@ -57,23 +55,18 @@ struct txn_conn {
 };
 
 static struct {
-	const char *host;
-	int port, clients, nthreads;
-	long long keys, size, ms, warmup_ms;
+	struct bn_opts o; /* o.conns: the connections */
+	long long keys, warmup_ms;
 	uint64_t m_start, m_end; /* the counted window, CLOCK_MONOTONIC ns */
-} g = {.host = "127.0.0.1",
-       .clients = 50,
-       .nthreads = 2,
+} g = {.o = {.host = "127.0.0.1", .conns = 50, .nthreads = 2, .ms = 3000, .size = 32},
        .keys = 1000000,
-       .size = 32,
-       .ms = 3000,
        .warmup_ms = 300};
 
 /* The request template: RESP of MULTI, NSETS SETs and EXEC; c->keyoff[i]
  * is where the digits of the i-th key start. */
 static void build_request(struct txn_conn *c)
 {
-	size_t cap = 64 + NSETS * (64 + (size_t)g.size), n;
+	size_t cap = 64 + NSETS * (64 + (size_t)g.o.size), n;
 	char *p = malloc(cap);
 
 	if (!p)
@@ -83,9 +76,9 @@ static void build_request(struct txn_conn *c)
 		n += (size_t)snprintf(p + n, cap - n,
 				      "*3\r\n$3\r\nSET\r\n$%d\r\nkey:", 4 + KEY_DIGITS);
 		c->keyoff[i] = n;
-		n += (size_t)snprintf(p + n, cap - n, "%0*d\r\n$%lld\r\n", KEY_DIGITS, 0, g.size);
-		memset(p + n, 'x', (size_t)g.size);
-		n += (size_t)g.size;
+		n += (size_t)snprintf(p + n, cap - n, "%0*d\r\n$%lld\r\n", KEY_DIGITS, 0, g.o.size);
+		memset(p + n, 'x', (size_t)g.o.size);
+		n += (size_t)g.o.size;
 		n += (size_t)snprintf(p + n, cap - n, "\r\n");
 	}
 	n += (size_t)snprintf(p + n, cap - n, "*1\r\n$4\r\nEXEC\r\n");
@@ -151,52 +144,24 @@ static void usage(void)
 	exit(2);
 }
 
-static void parse_args(int argc, char **argv)
+/* The options of bench_multi's own (bn_parse()'s @more). */
+static int multi_opt(int ch, const char *arg)
 {
-	static const struct option opts[] = {{"host", required_argument, NULL, 'h'},
-					     {"port", required_argument, NULL, 'p'},
-					     {"clients", required_argument, NULL, 'c'},
-					     {"threads", required_argument, NULL, 't'},
-					     {"ms", required_argument, NULL, 's'},
-					     {"warmup-ms", required_argument, NULL, 'w'},
-					     {"keys", required_argument, NULL, 'k'},
-					     {"size", required_argument, NULL, 'd'},
-					     {NULL, 0, NULL, 0}};
-	int ch;
-
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'h':
-			g.host = optarg;
-			break;
-		case 'p':
-			g.port = (int)bn_arg("--port", optarg, 1, 65535);
-			break;
-		case 'c':
-			g.clients = (int)bn_arg("--clients", optarg, 1, 10000);
-			break;
-		case 't':
-			g.nthreads = (int)bn_arg("--threads", optarg, 1, 64);
-			break;
-		case 's':
-			g.ms = bn_arg("--ms", optarg, 100, 600000);
-			break;
-		case 'w':
-			g.warmup_ms = bn_arg("--warmup-ms", optarg, 0, 600000);
-			break;
-		case 'k':
-			g.keys = bn_arg("--keys", optarg, 1, 999999999999ll);
-			break;
-		case 'd':
-			g.size = bn_arg("--size", optarg, 0, 1 << 20);
-			break;
-		default:
-			usage();
-		}
+	switch (ch) {
+	case 'w':
+		g.warmup_ms = bn_arg("--warmup-ms", arg, 0, 600000);
+		return 1;
+	case 'k':
+		g.keys = bn_arg("--keys", arg, 1, 999999999999ll);
+		return 1;
 	}
-	if (!g.port || optind != argc)
-		usage();
+	return 0;
 }
+
+static const struct option multi_opts[] = {BN_OPTS("clients"),
+					   {"warmup-ms", required_argument, NULL, 'w'},
+					   {"keys", required_argument, NULL, 'k'},
+					   {NULL, 0, NULL, 0}};
 
 int main(int argc, char **argv)
 {
@@ -206,23 +171,21 @@ int main(int argc, char **argv)
 	uint64_t txns = 0, done = 0;
 
 	bn_init("bench_multi");
-	parse_args(argc, argv);
-	t = calloc((size_t)g.nthreads, sizeof(*t));
-	conns = calloc((size_t)g.clients, sizeof(*conns));
+	bn_parse(argc, argv, multi_opts, &g.o, 0, multi_opt, usage);
+	t = calloc((size_t)g.o.nthreads, sizeof(*t));
+	conns = calloc((size_t)g.o.conns, sizeof(*conns));
 	if (!t || !conns)
 		bn_die("out of memory");
-	for (int i = 0; i < g.nthreads; i++) {
-		t[i].ep = epoll_create1(0);
-		if (t[i].ep < 0)
-			bn_die("epoll_create1 failed");
+	for (int i = 0; i < g.o.nthreads; i++) {
+		t[i].ep = bn_epoll();
 		cli_hist_init(&t[i].hist);
 	}
-	for (int i = 0; i < g.clients; i++) {
+	for (int i = 0; i < g.o.conns; i++) {
 		struct txn_conn *c = &conns[i];
 
-		c->t = &t[i % g.nthreads];
+		c->t = &t[i % g.o.nthreads];
 		c->rnd = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
-		c->bc.ctx = bn_connect(g.host, g.port);
+		c->bc.ctx = bn_connect(g.o.host, g.o.port);
 		c->bc.frame = sizeof(REPLY) - 1;
 		c->bc.on_frame = on_reply;
 		c->bc.arg = c;
@@ -230,15 +193,15 @@ int main(int argc, char **argv)
 		build_request(c);
 	}
 	g.m_start = bn_now_ns() + (uint64_t)g.warmup_ms * 1000000u;
-	g.m_end = g.m_start + (uint64_t)g.ms * 1000000u;
+	g.m_end = g.m_start + (uint64_t)g.o.ms * 1000000u;
 	/* the first transaction of every connection; the replies drive the rest */
-	for (int i = 0; i < g.clients; i++)
+	for (int i = 0; i < g.o.conns; i++)
 		send_txn(&conns[i]);
-	for (int i = 0; i < g.nthreads; i++)
+	for (int i = 0; i < g.o.nthreads; i++)
 		if (pthread_create(&t[i].tid, NULL, txn_main, &t[i]))
 			bn_die("pthread_create failed");
 	cli_hist_init(&all);
-	for (int i = 0; i < g.nthreads; i++) {
+	for (int i = 0; i < g.o.nthreads; i++) {
 		pthread_join(t[i].tid, NULL);
 		txns += t[i].txns;
 		done += t[i].all;
@@ -247,10 +210,11 @@ int main(int argc, char **argv)
 	if (!txns)
 		bn_die("no transaction completed in the timed window");
 	printf("multi txns=%llu all=%llu secs=%.3f txn_per_s=%.0f ", (unsigned long long)txns,
-	       (unsigned long long)done, (double)g.ms / 1000, (double)txns * 1000 / (double)g.ms);
+	       (unsigned long long)done, (double)g.o.ms / 1000,
+	       (double)txns * 1000 / (double)g.o.ms);
 	bn_print_hist(&all);
 	printf("\n");
-	for (int i = 0; i < g.clients; i++) {
+	for (int i = 0; i < g.o.conns; i++) {
 		bn_close(&conns[i].bc);
 		free(conns[i].req);
 	}

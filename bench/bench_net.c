@@ -57,6 +57,52 @@ long long bn_arg(const char *what, const char *s, long long min, long long max)
 	return v;
 }
 
+static int bn_opt(struct bn_opts *o, int ch, const char *arg, long long min_size)
+{
+	switch (ch) {
+	case 'h':
+		o->host = arg;
+		return 1;
+	case 'p':
+		o->port = (int)bn_arg("--port", arg, 1, 65535);
+		return 1;
+	case 'c':
+		o->conns = (int)bn_arg("connections", arg, 1, 10000);
+		return 1;
+	case 't':
+		o->nthreads = (int)bn_arg("--threads", arg, 1, 64);
+		return 1;
+	case 's':
+		o->ms = bn_arg("--ms", arg, 100, 600000);
+		return 1;
+	case 'd':
+		o->size = bn_arg("--size", arg, min_size, 1 << 20);
+		return 1;
+	}
+	return 0;
+}
+
+void bn_parse(int argc, char **argv, const struct option *opts, struct bn_opts *o,
+	      long long min_size, int (*more)(int ch, const char *arg), void (*usage)(void))
+{
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if (!bn_opt(o, ch, optarg, min_size) && !more(ch, optarg))
+			usage();
+	if (!o->port || optind != argc)
+		usage();
+}
+
+int bn_epoll(void)
+{
+	int ep = epoll_create1(0);
+
+	if (ep < 0)
+		bn_die("epoll_create1: %s", strerror(errno));
+	return ep;
+}
+
 redisContext *bn_connect(const char *host, int port)
 {
 	redisContext *ctx = redisConnect(host, port);

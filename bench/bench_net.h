@@ -17,6 +17,7 @@
 
 #include "client/cli.h" /* struct cli_hist */
 
+#include <getopt.h> /* BN_OPTS */
 #include <hiredis/hiredis.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +44,29 @@ __attribute__((noreturn, format(printf, 1, 2))) void bn_die(const char *fmt, ...
 void bn_init(const char *prog);
 /* A parsed positive integer option, or bn_die() naming @what. */
 long long bn_arg(const char *what, const char *s, long long min, long long max);
+
+/* The options both generators take: --host, --port, the connection count
+ * (named by the program: --subs, --clients), --threads, --ms, --size. */
+struct bn_opts {
+	const char *host;
+	int port, conns, nthreads;
+	long long ms, size;
+};
+#define BN_OPTS(conns_name)                                                                        \
+	{"host", required_argument, NULL, 'h'}, {"port", required_argument, NULL, 'p'},            \
+	    {conns_name, required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'}, \
+	    {"ms", required_argument, NULL, 's'},                                                  \
+	{                                                                                          \
+		"size", required_argument, NULL, 'd'                                               \
+	}
+/* getopt_long over @opts: BN_OPTS entries set @o (sizes below @min_size
+ * refused), the others go to @more, which returns 0 for an option it does
+ * not know.  Then @usage() (which exits) on an unknown option, a missing
+ * --port or a left-over argument. */
+void bn_parse(int argc, char **argv, const struct option *opts, struct bn_opts *o,
+	      long long min_size, int (*more)(int ch, const char *arg), void (*usage)(void));
+/* epoll_create1(0), or bn_die(). */
+int bn_epoll(void);
 
 /* Connect (blocking, TCP_NODELAY by hiredis) or bn_die(). */
 redisContext *bn_connect(const char *host, int port);

@@ -19,7 +19,9 @@
 # better Redis.
 # A run whose CSV line is missing or malformed (no 8 fields, no rate) stops
 # the bench with a message (an empty line once shifted every field after it),
-# and so does a reference whose median is zero: exit 1, no RATIO.
+# and so does a bench_multi run that fails (a reply that is not byte for
+# byte +OK, 4 +QUEUED, *4 and 4 +OK; a lost connection) and a reference
+# whose median is zero: exit 1, no RATIO.
 #
 # Usage: bench/bench_server.sh [path/to/rcukv-server]
 # Env:   BENCH_QUICK=1 (one repeat, shorter sections), BENCH_REPEATS=N,

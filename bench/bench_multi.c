@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NSETS 4
 #define KEY_DIGITS 12
@@ -218,5 +219,9 @@ int main(int argc, char **argv)
 		bn_close(&conns[i].bc);
 		free(conns[i].req);
 	}
+	for (int i = 0; i < g.o.nthreads; i++)
+		close(t[i].ep);
+	free(conns);
+	free(t);
 	return 0;
 }

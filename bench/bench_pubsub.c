@@ -320,5 +320,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < g.o.conns; i++)
 		bn_close(&g.conns[i]);
 	redisFree(ctx);
+	for (int i = 0; i < g.o.nthreads; i++)
+		close(g.t[i].ep);
+	close(g.efd);
+	free(g.conns);
+	free(g.t);
+	free(payload);
 	return 0;
 }

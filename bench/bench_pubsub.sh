@@ -51,7 +51,7 @@ run_one() {  # rep mode index record(0|1)
   local rep=$1 mode=$2 name=${SYSTEMS[$3]} port=$((PORT0 + $3)) line
   line=$("$GEN" --port "$port" --subs "$SUBS" --mode "$mode" --ms "$MS" --rate "$RATE" \
            2>"$TMP/gen.err") ||
-    die "$mode against $name: $(tail -n 1 "$TMP/gen.err")"
+    die "$mode against $name: $(tail -n 3 "$TMP/gen.err" | paste -sd " ")"
   # pubsub mode=M published=N delivered=D secs=S msgs_per_s=R p50_us=.. p99_us=.. max_us=..
   echo "$line" | grep -Eq '^pubsub .*msgs_per_s=[0-9]+ p50_us=[0-9]+ p99_us=[0-9]+ ' ||
     die "$mode against $name: no result line ('$line')"

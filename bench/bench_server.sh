@@ -81,7 +81,7 @@ run_multi() {
   c0=$(cpu_ticks "$pid")
   line=$("$MULTI" --port "$port" --clients 50 --threads 2 --size 32 --keys 1000000 \
            --ms $((SECS * 1000)) 2>"$TMP/multi.err") ||
-    die "multi_set4 against $name: $(tail -n 1 "$TMP/multi.err")"
+    die "multi_set4 against $name: $(tail -n 3 "$TMP/multi.err" | paste -sd " ")"
   c1=$(cpu_ticks "$pid")
   # multi txns=N all=A secs=S txn_per_s=R p50_us=.. p99_us=.. max_us=..
   out=$(echo "$line" | awk -v name="$name" -v dc=$((c1 - c0)) -v hz="$CLK_TCK" '

@@ -326,10 +326,8 @@ int main(void)
 		}
 		/* A reference that measured zero has no ratio: stop, never print 0. */
 		if (!(m[1] > 0)) {
-			fprintf(stderr,
-				"bench_hashtable: hashtable.%s: the lfht reference measured "
-				"%g %s; no ratio, stopping\n",
-				fname[f], m[1], funit[f]);
+			fprintf(stderr, "bench_hashtable: hashtable.%s: the lfht reference measured "
+				"%g %s; no ratio, stopping\n", fname[f], m[1], funit[f]);
 			return 1;
 		}
 		printf("RATIO hashtable.%s %.2f %s\n", fname[f], m[0] / m[1],

@@ -55,22 +55,22 @@
 
 /* One system-and-flavor: every figure, one repetition per call. */
 struct bench_rcu_ops {
-	const char *sys;    /* "rcukv" or "liburcu" */
-	const char *flavor; /* "qsbr" or "memb" */
+	const char *sys;      /* "rcukv" or "liburcu" */
+	const char *flavor;   /* "qsbr" or "memb" */
 	/* ns per rcu_read_lock()+rcu_read_unlock() pair, mean over @threads threads */
 	double (*read_cost)(int threads, double secs);
-	double (*qs_cost)(double secs);		    /* ns; NULL without QSBR */
-	double (*offline_online_cost)(double secs); /* ns; NULL without QSBR */
+	double (*qs_cost)(double secs);               /* ns; NULL without QSBR */
+	double (*offline_online_cost)(double secs);   /* ns; NULL without QSBR */
 	/* synchronize_rcu() latency, us, with one idle or one busy reader */
 	void (*sync_latency)(int busy, double secs, double *median, double *p99);
-	double (*enqueue_cost)(double secs); /* ns per call_rcu() */
-	double (*cb_latency)(double secs);   /* us, call_rcu() to callback, idle */
+	double (*enqueue_cost)(double secs);          /* ns per call_rcu() */
+	double (*cb_latency)(double secs);            /* us, call_rcu() to callback, idle */
 	/* two producers flat out: callbacks invoked per second, backlog high water */
 	void (*cb_flood)(double secs, double *per_sec, double *hwm, int *capped);
 	/* two producers paced at @rate callbacks/s in all: backlog high water and
 	 * mean, and the rate the producers actually reached */
 	void (*cb_paced)(double secs, double rate, double *hwm, double *mean, double *achieved);
-	double (*barrier_idle)(double secs);		/* us */
+	double (*barrier_idle)(double secs);          /* us */
 	double (*barrier_after)(long ncb, double secs); /* ms, after ncb callbacks */
 };
 
@@ -81,19 +81,19 @@ double bench_percentile(double *v, size_t n, double pct);
 void bench_start_threads(pthread_t *t, int n, void *(*fn)(void *), void *arg);
 void bench_join_threads(pthread_t *t, int n);
 
-extern const struct bench_rcu_ops bench_rcu_rcukv_qsbr, bench_rcu_rcukv_memb, bench_rcu_urcu_qsbr,
-    bench_rcu_urcu_memb;
+extern const struct bench_rcu_ops bench_rcu_rcukv_qsbr, bench_rcu_rcukv_memb,
+	bench_rcu_urcu_qsbr, bench_rcu_urcu_memb;
 
 #define BENCH_REPS 3
-#define BENCH_CB_LIMIT_DEFAULT 100000UL /* rcukv's documented default */
-#define BENCH_FLOOD_CAP 8000000L	/* backlog at which producers pause */
+#define BENCH_CB_LIMIT_DEFAULT 100000UL    /* rcukv's documented default */
+#define BENCH_FLOOD_CAP 8000000L           /* backlog at which producers pause */
 /* The paced backlog figure's enqueue rate (both producers together), the same
  * for both libraries: about a tenth of the slower library's flat-out rate here
  * (liburcu, ~1e7/s on 2 cores), so that both keep up and the backlog measures
  * how fast each turns callbacks around, not how fast each lets producers run.
  * BENCH_PACED_RATE=<callbacks/s> overrides it. */
 #define BENCH_PACED_RATE 1000000.0
-#define BENCH_PACED_BATCH 64 /* callbacks per producer wake-up */
+#define BENCH_PACED_BATCH 64               /* callbacks per producer wake-up */
 /* A paced producer that reached less than this share of its rate fell behind:
  * its backlog is not one at the common rate and gets no ratio. */
 #define BENCH_PACED_KEEPUP 0.95
@@ -165,25 +165,19 @@ struct target {
 	int at_least;
 };
 static const struct target targets[] = {
-    {"read_lock_unlock_1t", 1.1, 0},
-    {"read_lock_unlock_2t", 1.1, 0},
-    {"quiescent_state", 1.1, 0},
-    {"offline_online", 1.1, 0},
-    {"synchronize_rcu_idle_median", 1.0, 0},
-    {"synchronize_rcu_idle_p99", 1.0, 0},
-    {"synchronize_rcu_busy_median", 1.0, 0},
-    {"synchronize_rcu_busy_p99", 1.0, 0},
-    {"call_rcu_enqueue", 0.5, 0},
-    {"call_rcu_latency_idle", 0.1, 0},
-    {"rcu_barrier_idle", 0.1, 0},
-    {"callbacks_per_sec_2p", 1.0, 1},
+	{ "read_lock_unlock_1t", 1.1, 0 }, { "read_lock_unlock_2t", 1.1, 0 },
+	{ "quiescent_state", 1.1, 0 },     { "offline_online", 1.1, 0 },
+	{ "synchronize_rcu_idle_median", 1.0, 0 }, { "synchronize_rcu_idle_p99", 1.0, 0 },
+	{ "synchronize_rcu_busy_median", 1.0, 0 }, { "synchronize_rcu_busy_p99", 1.0, 0 },
+	{ "call_rcu_enqueue", 0.5, 0 },    { "call_rcu_latency_idle", 0.1, 0 },
+	{ "rcu_barrier_idle", 0.1, 0 },    { "callbacks_per_sec_2p", 1.0, 1 },
 };
 
 static int n_misses;
 static char misses[2048];
 
-static void emit(const char *figure, const char *flavor, double a, double b, const char *unit,
-		 int higher_better)
+static void emit(const char *figure, const char *flavor, double a, double b,
+		 const char *unit, int higher_better)
 {
 	double ratio;
 
@@ -191,10 +185,8 @@ static void emit(const char *figure, const char *flavor, double a, double b, con
 	 * than print a RATIO of 0 (or inf) that a chart would follow. */
 	if (!(b > 0)) {
 		printf("BENCH rcu.%s.%s.rcukv %.4g %s\n", figure, flavor, a, unit);
-		fprintf(stderr,
-			"bench_rcu: rcu.%s.%s: the liburcu reference measured %g %s; "
-			"no ratio, stopping\n",
-			figure, flavor, b, unit);
+		fprintf(stderr, "bench_rcu: rcu.%s.%s: the liburcu reference measured %g %s; "
+			"no ratio, stopping\n", figure, flavor, b, unit);
 		exit(1);
 	}
 	ratio = a / b;
@@ -212,8 +204,8 @@ static void emit(const char *figure, const char *flavor, double a, double b, con
 
 			n_misses++;
 			snprintf(misses + len, sizeof(misses) - len,
-				 "  rcu.%s.%s: ratio %.3f, target %s %.2f\n", figure, flavor, ratio,
-				 t->at_least ? ">=" : "<=", t->limit);
+				 "  rcu.%s.%s: ratio %.3f, target %s %.2f\n", figure, flavor,
+				 ratio, t->at_least ? ">=" : "<=", t->limit);
 		}
 	}
 	fflush(stdout);
@@ -223,7 +215,8 @@ static void emit(const char *figure, const char *flavor, double a, double b, con
  * and returns the medians. */
 typedef double (*fig1_fn)(const struct bench_rcu_ops *o, double secs);
 
-static void run_pair(const struct bench_rcu_ops *pair[2], fig1_fn fig, double secs, double med[2])
+static void run_pair(const struct bench_rcu_ops *pair[2], fig1_fn fig, double secs,
+		     double med[2])
 {
 	double v[2][BENCH_REPS];
 
@@ -237,38 +230,14 @@ static void run_pair(const struct bench_rcu_ops *pair[2], fig1_fn fig, double se
 		med[s] = bench_median(v[s], BENCH_REPS);
 }
 
-static double f_read1(const struct bench_rcu_ops *o, double s)
-{
-	return o->read_cost(1, s);
-}
-static double f_read2(const struct bench_rcu_ops *o, double s)
-{
-	return o->read_cost(2, s);
-}
-static double f_qs(const struct bench_rcu_ops *o, double s)
-{
-	return o->qs_cost(s);
-}
-static double f_offon(const struct bench_rcu_ops *o, double s)
-{
-	return o->offline_online_cost(s);
-}
-static double f_enq(const struct bench_rcu_ops *o, double s)
-{
-	return o->enqueue_cost(s);
-}
-static double f_cblat(const struct bench_rcu_ops *o, double s)
-{
-	return o->cb_latency(s);
-}
-static double f_bidle(const struct bench_rcu_ops *o, double s)
-{
-	return o->barrier_idle(s);
-}
-static double f_bafter(const struct bench_rcu_ops *o, double s)
-{
-	return o->barrier_after(1000000, s);
-}
+static double f_read1(const struct bench_rcu_ops *o, double s) { return o->read_cost(1, s); }
+static double f_read2(const struct bench_rcu_ops *o, double s) { return o->read_cost(2, s); }
+static double f_qs(const struct bench_rcu_ops *o, double s) { return o->qs_cost(s); }
+static double f_offon(const struct bench_rcu_ops *o, double s) { return o->offline_online_cost(s); }
+static double f_enq(const struct bench_rcu_ops *o, double s) { return o->enqueue_cost(s); }
+static double f_cblat(const struct bench_rcu_ops *o, double s) { return o->cb_latency(s); }
+static double f_bidle(const struct bench_rcu_ops *o, double s) { return o->barrier_idle(s); }
+static double f_bafter(const struct bench_rcu_ops *o, double s) { return o->barrier_after(1000000, s); }
 
 static void sync_pair(const struct bench_rcu_ops *pair[2], int busy, double secs,
 		      const char *flavor)
@@ -293,7 +262,7 @@ static void sync_pair(const struct bench_rcu_ops *pair[2], int busy, double secs
 	emit(name, flavor, p[0], p[1], "us", 0);
 }
 
-static int n_unpaced; /* paced runs in which a producer fell behind */
+static int n_unpaced;   /* paced runs in which a producer fell behind */
 
 /* Two figures from two kinds of run:
  *   callbacks_per_sec_2p     producers flat out: how many callbacks each
@@ -315,7 +284,7 @@ static void flood_pair(const struct bench_rcu_ops *pair[2], double secs, const c
 	double rate[2][BENCH_REPS], hwm[2][BENCH_REPS], mean[2][BENCH_REPS];
 	double got[2][BENCH_REPS], flat_hwm[2][BENCH_REPS], pr;
 	const char *env = getenv("BENCH_PACED_RATE");
-	int capped[2] = {0, 0}, behind = 0;
+	int capped[2] = { 0, 0 }, behind = 0;
 
 	pr = env && atof(env) > 0 ? atof(env) : BENCH_PACED_RATE;
 	for (int r = 0; r < BENCH_REPS; r++)
@@ -342,8 +311,7 @@ static void flood_pair(const struct bench_rcu_ops *pair[2], double secs, const c
 	if (pr > 0.5 * bench_median(rate[0], BENCH_REPS) ||
 	    pr > 0.5 * bench_median(rate[1], BENCH_REPS))
 		printf("# note: the paced rate %.4g/s is more than half a flat-out rate "
-		       "measured above; BENCH_PACED_RATE sets a lower one\n",
-		       pr);
+		       "measured above; BENCH_PACED_RATE sets a lower one\n", pr);
 
 	for (int r = 0; r < BENCH_REPS; r++)
 		for (int k = 0; k < 2; k++) {
@@ -352,8 +320,8 @@ static void flood_pair(const struct bench_rcu_ops *pair[2], double secs, const c
 			pair[s]->cb_paced(secs, pr, &hwm[s][r], &mean[s][r], &got[s][r]);
 			if (got[s][r] < BENCH_PACED_KEEPUP * pr) {
 				printf("# %s %s paced run %d: producers reached %.4g of %.4g "
-				       "callbacks/s (fell behind)\n",
-				       pair[s]->sys, flavor, r + 1, got[s][r], pr);
+				       "callbacks/s (fell behind)\n", pair[s]->sys, flavor, r + 1,
+				       got[s][r], pr);
 				behind = 1;
 			}
 		}
@@ -365,10 +333,8 @@ static void flood_pair(const struct bench_rcu_ops *pair[2], double secs, const c
 		for (int s = 0; s < 2; s++)
 			printf("BENCH rcu.callback_backlog_hwm_2p.%s.%s %.4g callbacks\n", flavor,
 			       pair[s]->sys, bench_median(hwm[s], BENCH_REPS));
-		fprintf(stderr,
-			"bench_rcu: rcu.callback_backlog_hwm_2p.%s: a producer fell "
-			"behind the paced rate; no ratio\n",
-			flavor);
+		fprintf(stderr, "bench_rcu: rcu.callback_backlog_hwm_2p.%s: a producer fell "
+			"behind the paced rate; no ratio\n", flavor);
 		n_unpaced++;
 		return;
 	}
@@ -443,14 +409,13 @@ int main(void)
 {
 	const char *q = getenv("BENCH_QUICK");
 	double secs = (q && *q && strcmp(q, "0") != 0) ? 0.1 : 0.5;
-	const struct bench_rcu_ops *qsbr[2] = {&bench_rcu_rcukv_qsbr, &bench_rcu_urcu_qsbr};
-	const struct bench_rcu_ops *memb[2] = {&bench_rcu_rcukv_memb, &bench_rcu_urcu_memb};
+	const struct bench_rcu_ops *qsbr[2] = { &bench_rcu_rcukv_qsbr, &bench_rcu_urcu_qsbr };
+	const struct bench_rcu_ops *memb[2] = { &bench_rcu_rcukv_memb, &bench_rcu_urcu_memb };
 	uint64_t t0 = bench_now_ns();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# bench-rcu: %ld cores online, timed sections %.1f s, %d repetitions, "
-	       "median reported\n",
-	       sysconf(_SC_NPROCESSORS_ONLN), secs, BENCH_REPS);
+	       "median reported\n", sysconf(_SC_NPROCESSORS_ONLN), secs, BENCH_REPS);
 	run_flavor(qsbr, secs);
 	run_flavor(memb, secs);
 	printf("# bench-rcu: done in %.1f s\n", (double)(bench_now_ns() - t0) / 1e9);
@@ -487,7 +452,7 @@ int main(void)
 #define BENCH_SET_CB_LIMIT(n) rcu_set_callback_limit(n)
 #else /* liburcu, with its inline fast paths */
 #define _LGPL_SOURCE
-#define URCU_API_MAP /* keep the plain names mapped onto this flavor */
+#define URCU_API_MAP     /* keep the plain names mapped onto this flavor */
 #if BENCH_QSBR
 #include <urcu/urcu-qsbr.h>
 #define BENCH_OPS bench_rcu_urcu_qsbr
@@ -496,7 +461,7 @@ int main(void)
 #define BENCH_OPS bench_rcu_urcu_memb
 #endif
 #define BENCH_SYS "liburcu"
-#define BENCH_SET_CB_LIMIT(n) ((void)(n)) /* liburcu has no such limit */
+#define BENCH_SET_CB_LIMIT(n) ((void)(n))   /* liburcu has no such limit */
 #endif
 
 #define BENCH_BARRIER() __asm__ __volatile__("" ::: "memory")
@@ -557,7 +522,7 @@ static void *read_thread(void *p)
 
 static double read_cost(int threads, double secs)
 {
-	struct read_arg a = {.secs = secs, .lock = PTHREAD_MUTEX_INITIALIZER};
+	struct read_arg a = { .secs = secs, .lock = PTHREAD_MUTEX_INITIALIZER };
 	pthread_t t[8];
 
 	atomic_store(&go, 0);
@@ -572,7 +537,7 @@ static double read_cost(int threads, double secs)
 #if BENCH_QSBR
 struct loop_arg {
 	double secs;
-	int which; /* 0: quiescent state, 1: offline+online */
+	int which;          /* 0: quiescent state, 1: offline+online */
 	double ns;
 };
 
@@ -606,7 +571,7 @@ static void *qs_thread(void *p)
 
 static double loop_cost(int which, double secs)
 {
-	struct loop_arg a = {.secs = secs, .which = which};
+	struct loop_arg a = { .secs = secs, .which = which };
 	pthread_t t;
 
 	bench_start_threads(&t, 1, qs_thread, &a);
@@ -630,8 +595,8 @@ static double offline_online_cost(double secs)
 struct obj {
 	long value;
 };
-static struct obj obj_a = {1}, obj_b = {2};
-static struct obj *shared_obj = &obj_a; /* RCU-protected; never freed */
+static struct obj obj_a = { 1 }, obj_b = { 2 };
+static struct obj *shared_obj = &obj_a;   /* RCU-protected; never freed */
 
 struct sync_reader_arg {
 	int busy;
@@ -657,7 +622,7 @@ static void *sync_reader(void *p)
 			BENCH_QS();
 		}
 	} else {
-		BENCH_OFFLINE(); /* an idle QSBR thread blocks offline */
+		BENCH_OFFLINE();   /* an idle QSBR thread blocks offline */
 		atomic_store(&a->ready, 1);
 		while (!atomic_load_explicit(&a->stop, memory_order_relaxed))
 			usleep(1000);
@@ -670,7 +635,7 @@ static void *sync_reader(void *p)
 
 static void sync_latency(int busy, double secs, double *median, double *p99)
 {
-	struct sync_reader_arg a = {.busy = busy};
+	struct sync_reader_arg a = { .busy = busy };
 	size_t cap = 1 << 20, n = 0;
 	double *lat = malloc(cap * sizeof(*lat));
 	uint64_t t0, lim = (uint64_t)(secs * 1e9);
@@ -702,8 +667,8 @@ static void sync_latency(int busy, double secs, double *median, double *p99)
 
 #define ENQ_BATCH 65536
 #define ENQ_NBATCH 4
-static struct rcu_head *enq_pool;	  /* ENQ_NBATCH * ENQ_BATCH heads */
-static _Atomic long enq_done[ENQ_NBATCH]; /* callbacks run, per batch */
+static struct rcu_head *enq_pool;                 /* ENQ_NBATCH * ENQ_BATCH heads */
+static _Atomic long enq_done[ENQ_NBATCH];          /* callbacks run, per batch */
 
 static void enq_cb(struct rcu_head *h)
 {
@@ -736,7 +701,7 @@ static void *enq_thread(void *p)
 
 	rcu_register_thread();
 	for (int i = 0; i < ENQ_NBATCH; i++)
-		atomic_store(&enq_done[i], ENQ_BATCH); /* all free */
+		atomic_store(&enq_done[i], ENQ_BATCH);   /* all free */
 	do {
 		struct rcu_head *base = enq_pool + (size_t)b * ENQ_BATCH;
 		uint64_t t0;
@@ -760,7 +725,7 @@ static void *enq_thread(void *p)
 
 static double enqueue_cost(double secs)
 {
-	struct enq_arg a = {.secs = secs};
+	struct enq_arg a = { .secs = secs };
 	pthread_t t;
 
 	enq_pool = calloc((size_t)ENQ_NBATCH * ENQ_BATCH, sizeof(*enq_pool));
@@ -780,7 +745,7 @@ static double enqueue_cost(double secs)
 struct lat_obj {
 	struct rcu_head head;
 	uint64_t t_call;
-	_Atomic uint64_t t_cb; /* set by the callback; 0 until then */
+	_Atomic uint64_t t_cb;    /* set by the callback; 0 until then */
 };
 
 static void lat_cb(struct rcu_head *h)
@@ -826,7 +791,7 @@ static void *cblat_thread(void *p)
 
 static double cb_latency(double secs)
 {
-	struct cblat_arg a = {.secs = secs};
+	struct cblat_arg a = { .secs = secs };
 	pthread_t t;
 
 	bench_start_threads(&t, 1, cblat_thread, &a);
@@ -847,7 +812,7 @@ static _Atomic int flood_stop;
 
 static void flood_cb(struct rcu_head *h)
 {
-	free(h); /* head is the first member of struct flood_obj */
+	free(h);   /* head is the first member of struct flood_obj */
 	atomic_fetch_add_explicit(&flood_invoked, 1, memory_order_relaxed);
 }
 
@@ -871,8 +836,7 @@ static void *flood_producer(void *p)
 		atomic_fetch_add_explicit(&flood_produced, 64, memory_order_relaxed);
 		BENCH_QS();
 		if (atomic_load_explicit(&flood_produced, memory_order_relaxed) -
-			atomic_load_explicit(&flood_invoked, memory_order_relaxed) >
-		    BENCH_FLOOD_CAP) {
+		    atomic_load_explicit(&flood_invoked, memory_order_relaxed) > BENCH_FLOOD_CAP) {
 			BENCH_OFFLINE();
 			usleep(1000);
 			BENCH_ONLINE();
@@ -956,8 +920,8 @@ static void cb_flood(double secs, double *per_sec, double *hwm, int *capped)
 /* --- paced: two producers at a fixed rate ---------------------------------- */
 
 struct paced_arg {
-	double rate; /* callbacks/s for this producer */
-	uint64_t t0; /* schedule origin, bench_now_ns() */
+	double rate;            /* callbacks/s for this producer */
+	uint64_t t0;            /* schedule origin, bench_now_ns() */
 };
 
 /* Enqueues BENCH_PACED_BATCH callbacks every BATCH / rate seconds on an
@@ -977,8 +941,8 @@ static void *paced_producer(void *p)
 		uint64_t now = bench_now_ns();
 
 		if (now < next) {
-			struct timespec ts = {(time_t)(next / 1000000000ULL),
-					      (long)(next % 1000000000ULL)};
+			struct timespec ts = { (time_t)(next / 1000000000ULL),
+					       (long)(next % 1000000000ULL) };
 
 			BENCH_OFFLINE();
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
@@ -1017,7 +981,7 @@ static void cb_paced(double secs, double rate, double *hwm, double *mean, double
 	atomic_store(&flood_stop, 0);
 	atomic_store(&go, 0);
 	a.rate = rate / 2;
-	a.t0 = bench_now_ns() + 2000000; /* the threads are up by then */
+	a.t0 = bench_now_ns() + 2000000;   /* the threads are up by then */
 	bench_start_threads(t, 2, paced_producer, &a);
 	atomic_store_explicit(&go, 1, memory_order_release);
 	while (bench_now_ns() < a.t0)
@@ -1077,7 +1041,7 @@ static struct rcu_head warm_head;
 
 static double barrier_idle(double secs)
 {
-	struct barrier_arg a = {.secs = secs};
+	struct barrier_arg a = { .secs = secs };
 	pthread_t t;
 
 	/* Idle, not pristine: the callback machinery has run (liburcu creates
@@ -1124,7 +1088,7 @@ static void *barrier_after_thread(void *p)
 
 static double barrier_after(long ncb, double secs)
 {
-	struct barrier_arg a = {.secs = secs, .ncb = ncb};
+	struct barrier_arg a = { .secs = secs, .ncb = ncb };
 	pthread_t t;
 
 	BENCH_SET_CB_LIMIT(0);
@@ -1135,20 +1099,20 @@ static double barrier_after(long ncb, double secs)
 }
 
 const struct bench_rcu_ops BENCH_OPS = {
-    .sys = BENCH_SYS,
-    .flavor = BENCH_FLAVOR,
-    .read_cost = read_cost,
+	.sys = BENCH_SYS,
+	.flavor = BENCH_FLAVOR,
+	.read_cost = read_cost,
 #if BENCH_QSBR
-    .qs_cost = qs_cost,
-    .offline_online_cost = offline_online_cost,
+	.qs_cost = qs_cost,
+	.offline_online_cost = offline_online_cost,
 #endif
-    .sync_latency = sync_latency,
-    .enqueue_cost = enqueue_cost,
-    .cb_latency = cb_latency,
-    .cb_flood = cb_flood,
-    .cb_paced = cb_paced,
-    .barrier_idle = barrier_idle,
-    .barrier_after = barrier_after,
+	.sync_latency = sync_latency,
+	.enqueue_cost = enqueue_cost,
+	.cb_latency = cb_latency,
+	.cb_flood = cb_flood,
+	.cb_paced = cb_paced,
+	.barrier_idle = barrier_idle,
+	.barrier_after = barrier_after,
 };
 
 #else

@@ -45,7 +45,7 @@ static double pct(double *v, int n, double p)
 
 static double median3(double a, double b, double c)
 {
-	double v[3] = {a, b, c};
+	double v[3] = { a, b, c };
 
 	qsort(v, 3, sizeof(double), cmp_double);
 	return v[1];
@@ -153,10 +153,8 @@ int main(void)
 		/* The reference is the faster of liburcu's two set-ups (registered
 		 * idle reader, or no registered thread), whichever won this run. */
 		if (!(best > 0)) {
-			fprintf(stderr,
-				"bench_srcu: liburcu memb synchronize_rcu() measured %g ns; "
-				"no ratio, stopping\n",
-				best);
+			fprintf(stderr, "bench_srcu: liburcu memb synchronize_rcu() measured %g ns; "
+				"no ratio, stopping\n", best);
 			return 1;
 		}
 		printf("# rcu.synchronize_srcu_noreaders: against liburcu %s (%.4g ns)\n",

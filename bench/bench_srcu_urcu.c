@@ -21,7 +21,7 @@ static void *idle_reader(void *arg)
 	urcu_memb_register_thread();
 	atomic_store(&ready, 1);
 	while (!atomic_load(&stop)) {
-		struct timespec ts = {0, 1000000};
+		struct timespec ts = { 0, 1000000 };
 
 		nanosleep(&ts, NULL); /* registered, never inside a section */
 	}

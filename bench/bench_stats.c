@@ -17,8 +17,8 @@
  * Links server/stats.o, lathist.o, util.o and log.o only; g_cfg and g_srv
  * are this program's.
  */
-#include "server/config.h"
 #include "server/lathist.h"
+#include "server/config.h"
 #include "server/net.h"
 #include "server/server.h"
 #include "server/stats.h"

@@ -27,10 +27,11 @@ PRODUCT_BINS += $(B)/rcukv-server
 
 -include tests/server/server_tests.mk
 
-# make bench-server: redis-benchmark against rcukv-server and redis-server 7
+# make bench-server: redis-benchmark (and bench/bench_multi for MULTI/EXEC)
+# against rcukv-server and redis-server 7
 # (default and io-threads 2), alternating; BENCH_QUICK=1 for a short run.
 .PHONY: bench-server
-bench-server: $(B)/rcukv-server
+bench-server: $(B)/rcukv-server $(B)/bench/bench_multi
 	@bench/bench_server.sh $(B)/rcukv-server
 BENCH_SUBJECTS += server
 

@@ -194,7 +194,7 @@ struct ht {
 	 * stripe with watchers.  Set before any writer runs. */
 	void (*watch_fn)(void *arg, const void *key, size_t klen, int kind);
 	void *watch_arg;
-	_Atomic int watch_all; /* ht_watch_all(): every stripe counts as watched */
+	_Atomic int watch_all; /* ht_watch_all() users: non-zero, every stripe is watched */
 
 	_Atomic unsigned long st_grows, st_shrinks, st_passes, st_flushes, st_expired;
 	_Atomic unsigned long st_parked_freed; /* parked batches freed by writers */
@@ -2052,9 +2052,9 @@ void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t 
 	ht->watch_arg = arg;
 }
 
-void ht_watch_all(struct ht *ht, int on)
+void ht_watch_all(struct ht *ht, int delta)
 {
-	atomic_store(&ht->watch_all, on);
+	atomic_fetch_add(&ht->watch_all, delta);
 }
 
 int ht_watch_all_on(struct ht *ht)
@@ -2211,6 +2211,20 @@ size_t ht_sample_rcu(struct ht *ht, const struct ht_entry **out, size_t n, int v
 
 		if (e)
 			out[got++] = e;
+	}
+	/* A sparse table (a few keys in thousands of buckets): random probes
+	 * miss, so walk on from a random bucket, as Redis's dictGetSomeKeys()
+	 * does, until something is found or every bucket was seen. */
+	if (!got && (volatile_only ? ht_count_expires(ht) : ht_count(ht))) {
+		size_t start = (size_t)xorshift(seed) & t->mask;
+
+		for (size_t i = 0; i <= t->mask && !got; i++) {
+			const struct ht_entry *e =
+			    bucket_pick(t, (start + i) & t->mask, volatile_only, seed);
+
+			if (e)
+				out[got++] = e;
+		}
 	}
 	return got;
 }

@@ -441,11 +441,12 @@ void ht_mfind_rcu(struct ht *ht, size_t n, const void *const keys[], const size_
  */
 void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t klen, int kind),
 		   void *arg);
-/* ht_watch_all() - call the hook for every change (on) or only for stripes
- * with watchers (off).  A writer already past its check when this turns on
- * may still skip the hook: wait for a grace period after it to be sure no
- * writer does.  Any thread. */
-void ht_watch_all(struct ht *ht, int on);
+/* ht_watch_all() - @delta +1: one more user wants the hook called for every
+ * change; -1: one less (with none left, only stripes with watchers call it).
+ * A writer already past its check when this turns on may still skip the
+ * hook: wait for a grace period after it to be sure no writer does.  Any
+ * thread.  ht_watch_all_on(): whether any user wants it. */
+void ht_watch_all(struct ht *ht, int delta);
 int ht_watch_all_on(struct ht *ht);
 /**
  * ht_watch() - add @delta (+1 or -1) to the watchers of @key's stripe, and
@@ -489,7 +490,8 @@ int ht_flush(struct ht *ht);
 const struct ht_entry *ht_random_rcu(struct ht *ht, uint64_t *seed);
 
 /**
- * ht_sample_rcu() - up to @n live entries from random buckets (eviction pools).
+ * ht_sample_rcu() - up to @n live entries from random buckets (eviction pools):
+ * at least one whenever the table holds one (a sparse table is walked).
  * @volatile_only: only entries with an expiry.
  * Context: inside a read-side section.  Return: entries stored in @out.
  */

@@ -12,6 +12,7 @@
 #include "resp/resp.h"
 #include "server/db.h"
 #include "server/multi.h"
+#include "server/notify.h"
 #include "server/tracking.h"
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
@@ -33,13 +34,15 @@ struct ht *g_db;
 static _Atomic long long avg_ttl;
 
 /* The table's watch hook (ht_watch_hook()): a key changed, under its
- * stripe's mutex; WATCH and client tracking hear of it. */
+ * stripe's mutex; WATCH and client tracking hear of it, and an expired key
+ * is announced (keyspace notifications' "expired"). */
 static void key_changed(void *arg, const void *key, size_t klen, int kind)
 {
 	(void)arg;
 	multi_touched(key, klen, kind);
-	if (ht_watch_all_on(g_db))
-		tracking_touched(key, klen);
+	tracking_touched(key, klen);
+	if (kind == HT_WATCH_EXPIRED && notify_wanted(NOTIFY_EXPIRED))
+		notify_event(NOTIFY_EXPIRED, "expired", key, klen, 0);
 }
 
 void db_init(void)
@@ -49,6 +52,7 @@ void db_init(void)
 		srv_die("cannot create the hash table");
 	multi_init(g_db);
 	tracking_init(g_db);
+	notify_init(g_db);
 	ht_watch_hook(g_db, key_changed, NULL);
 }
 

@@ -43,6 +43,7 @@
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
 #include "resp/resp.h"
+#include "server/notify.h"
 #include "server/mem.h"
 #include "server/config.h"
 #include "server/db.h"
@@ -250,6 +251,8 @@ static size_t evict_key(const void *key, size_t klen, int volatile_only)
 	if (ht_rmw(db_table(), key, klen, evdel_fn, &d) != HT_RMW_DELETE)
 		return 0;
 	atomic_fetch_add_explicit(&evicted_keys, 1, memory_order_relaxed);
+	if (notify_wanted(NOTIFY_EVICTED))
+		notify_event(NOTIFY_EVICTED, "evicted", key, klen, 0);
 	return d.bytes;
 }
 

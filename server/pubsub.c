@@ -515,7 +515,7 @@ static long long fan_out(struct conn *pub, struct ps_chan *ch, struct ps_msg **m
 	list_for_each_entry_rcu(s, &ch->subs, node) {
 		if (!*m)
 			*m = msg_new(word, pat, name, len, msg, mlen);
-		if (s->mb->w == pub->w) { /* ours: mb->conn is ours to read */
+		if (pub && s->mb->w == pub->w) { /* ours: mb->conn is ours to read */
 			if (s->mb->conn)
 				write_msg(s->mb->conn, *m);
 		} else {

@@ -48,9 +48,11 @@ void pubsub_unsubscribe_all(struct conn *c, enum ps_kind kind);
 /*
  * pubsub_publish() - deliver @msg (@mlen bytes) on channel @ch (@chlen) of
  * @kind (PS_CHANNEL: its subscribers and every matching pattern's; PS_SHARD:
- * the shard channel's subscribers only).
- * Context: any worker, online (QSBR read side); takes no lock, never waits
- * for a subscriber.  Return: the receivers (a client subscribed to the
+ * the shard channel's subscribers only), from connection @c's command, or
+ * from no command (@c NULL: keyspace notifications of expiry and eviction;
+ * every delivery then goes through the inboxes).
+ * Context: any worker, or the main thread, online (QSBR read side); takes
+ * no lock, never waits for a subscriber.  Return: the receivers (a client subscribed to the
  * channel and to two matching patterns counts three times, as in Redis).
  */
 long long pubsub_publish(struct conn *c, enum ps_kind kind, const char *ch, size_t chlen,

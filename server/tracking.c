@@ -70,6 +70,10 @@ struct trk_key {
 static pthread_mutex_t trk_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct trk_client *trk_all; /* every tracking client */
 static long long trk_nclients, trk_nbcast, trk_nprefixes, trk_nitems;
+/* trk_nclients for the hook's first look, without the lock (a writer that
+ * reads 0 while the first client turns tracking on is one the grace period
+ * in first_tracker() waits for). */
+static _Atomic long long trk_active;
 static struct trk_key **tbuckets;
 static size_t tnb, tcount;
 static struct ht *trk_db;
@@ -228,9 +232,12 @@ static int has_prefix(const char *key, size_t klen, const char *p, size_t plen)
 
 void tracking_touched(const void *key, size_t klen)
 {
-	uint64_t h = ht_hash(key, klen, TRK_SEED);
+	uint64_t h;
 	struct trk_key *k, **pp;
 
+	if (!atomic_load_explicit(&trk_active, memory_order_relaxed))
+		return;
+	h = ht_hash(key, klen, TRK_SEED);
 	pthread_mutex_lock(&trk_lock);
 	if ((k = tfind(h, key, klen, &pp)))
 		tkill(pp, k);
@@ -390,6 +397,7 @@ const char *tracking_on(struct conn *c, unsigned opts, uint64_t redir, const cha
 			trk_all->prev = t;
 		trk_all = t;
 		first = trk_nclients++ == 0;
+		atomic_store_explicit(&trk_active, trk_nclients, memory_order_relaxed);
 		c->trk = t;
 	}
 	pubsub_mailbox_drop(t->dest);
@@ -432,12 +440,13 @@ void tracking_off(struct conn *c)
 	if (t->next)
 		t->next->prev = t->prev;
 	last = --trk_nclients == 0;
+	atomic_store_explicit(&trk_active, trk_nclients, memory_order_relaxed);
 	if (last)
 		tclear(); /* nobody left to tell: forget every key */
 	tc_put(t);
 	pthread_mutex_unlock(&trk_lock);
 	if (last)
-		ht_watch_all(trk_db, 0);
+		ht_watch_all(trk_db, -1);
 }
 
 unsigned tracking_flags(const struct conn *c)

@@ -502,7 +502,7 @@ static void test_watch(void)
 	ht_watch_all(ht, 1);
 	ht_set(ht, "w", 1, "v", 1, HT_NO_EXPIRE, 0, NULL);
 	CHECK(hook_calls == 1, "ht_watch_all(): every change calls it (%d)", hook_calls);
-	ht_watch_all(ht, 0);
+	ht_watch_all(ht, -1);
 	ht_free(ht);
 	ht = NULL;
 }

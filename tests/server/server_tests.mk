@@ -96,3 +96,8 @@ TEST_SCRIPTS += tests/server/test_multi.sh
 # cases_tracking.txt and redis-py's REDIRECT listener against rcukv and a
 # redis-server.  Ports 7800-7819.
 TEST_SCRIPTS += tests/server/test_tracking.sh
+
+# tests/server/test_cases.sh: case files without a test of their own
+# (cases_notify.txt: keyspace notifications) against rcukv and a
+# redis-server.  Ports 7820-7839.
+TEST_SCRIPTS += tests/server/test_cases.sh

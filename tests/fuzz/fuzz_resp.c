@@ -29,6 +29,8 @@
  *            is 16 bytes, so the parser pauses as for a slow reader
  *   bits 1-2 proto-max-bulk-len: 512 MB (default), 16, 1000, 40000
  */
+#define RCU_FLAVOR_QSBR
+#include "rcu/rcu.h"
 #include "server/client.h"
 #include "tests/fuzz/fuzz_common.h"
 
@@ -235,6 +237,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		.closing = client_unregister,
 	};
 
+	/* A connection's close frees its pub/sub mailbox with call_rcu(), as
+	 * on a worker: this thread is a QSBR reader like one. */
+	rcu_register_thread();
 	fz_globals_init(&app);
 	check_limits();
 	return 0;
@@ -253,5 +258,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	compare(&whole, &pieces);
 	outcome_free(&whole);
 	outcome_free(&pieces);
+	/* As a worker between loop turns: the mailboxes of this input's
+	 * connections are freed once their grace period ends. */
+	rcu_quiescent_state();
+	rcu_barrier();
 	return 0;
 }

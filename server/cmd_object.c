@@ -30,7 +30,7 @@
  * after replying null. */
 static const struct ht_entry *lookup_notouch(struct conn *c, int i)
 {
-	const struct ht_entry *e = ht_peek_rcu(db_table(), ARGV(c, i), ARGL(c, i));
+	const struct ht_entry *e = ht_peek_rcu(db_of(c), ARGV(c, i), ARGL(c, i));
 
 	if (!e)
 		reply_null(c);

@@ -38,6 +38,7 @@ struct obuf {
 struct worker;
 struct conn;
 struct multi;
+struct ht;
 
 /*
  * A connection's transport.  Context: the owner worker.
@@ -121,7 +122,7 @@ struct conn_loop {
 struct conn_app {
 	void (*dispatch)(struct conn *c);
 	int (*may_write)(const char *name, size_t len);
-	void (*prefetch)(size_t n, const char *const keys[], const size_t klens[],
+	void (*prefetch)(struct conn *c, size_t n, const char *const keys[], const size_t klens[],
 			 uint32_t for_write);
 	void (*opened)(struct conn *c);
 	void (*closing)(struct conn *c);
@@ -170,6 +171,8 @@ struct conn {
 	_Atomic int resp_pub;
 	_Atomic int multi_count; /* commands queued in MULTI, -1 outside (CLIENT LIST) */
 	struct multi *multi;	 /* MULTI/WATCH state (multi.h), NULL until used; owner */
+	_Atomic int db;		 /* the selected database (SELECT); written by the owner */
+	struct ht *ht;		 /* the running command's table (db.h db_of()); owner */
 	/* Subscriptions per enum ps_kind (channels, patterns, shard channels):
 	 * written by the owner (pubsub.c), read by CLIENT LIST. */
 	_Atomic int ps_count[3];

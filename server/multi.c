@@ -12,6 +12,7 @@
  */
 #include "server/multi.h"
 #include "server/conn.h"
+#include "server/db.h"
 #include "server/util.h"
 
 #include "hashtable/ht.h"
@@ -25,6 +26,7 @@ struct watch_key {
 	struct watch_key *next; /* bucket chain */
 	struct watch_ref *refs; /* the connections watching it */
 	uint64_t hash;
+	int db; /* the database index: a watch is on (db, key), as Redis's */
 	size_t klen;
 	char key[];
 };
@@ -34,7 +36,8 @@ struct watch_ref {
 	struct watch_ref *next; /* the key's watchers */
 	struct watch_key *wk;
 	struct multi *m;
-	int present; /* the key existed when WATCH ran */
+	struct ht *ht; /* the table ht_watch() counted us in (db's at WATCH) */
+	int present;   /* the key existed when WATCH ran */
 };
 
 #define WATCH_SEED 0x6d756c7469ull /* any constant: the registry's own hash */
@@ -42,12 +45,17 @@ struct watch_ref {
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct watch_key **wbuckets; /* watch_lock */
 static size_t wnb, wcount;	    /* buckets (a power of two), keys; watch_lock */
-static struct ht *w_db;		    /* multi_init(); immutable after */
 
+/* The hook's argument is the table: its db is looked up when it fires
+ * (SWAPDB moves tables between indexes). */
 void multi_init(struct ht *db)
 {
-	w_db = db;
-	ht_watch_hook(db, multi_touched, NULL);
+	ht_watch_hook(db, multi_touched, db);
+}
+
+static uint64_t whash(int db, const void *key, size_t klen)
+{
+	return ht_hash(key, klen, WATCH_SEED) ^ ((uint64_t)(unsigned)db * 0x9e3779b97f4a7c15ull);
 }
 
 struct multi *multi_of(struct conn *c)
@@ -132,14 +140,15 @@ static struct watch_key **wbucket(uint64_t h)
 	return &wbuckets[h & (wnb - 1)];
 }
 
-static struct watch_key *wfind(uint64_t h, const void *key, size_t klen)
+static struct watch_key *wfind(uint64_t h, int db, const void *key, size_t klen)
 {
 	struct watch_key *wk;
 
 	if (!wnb)
 		return NULL;
 	for (wk = *wbucket(h); wk; wk = wk->next)
-		if (wk->hash == h && wk->klen == klen && !memcmp(wk->key, key, klen))
+		if (wk->hash == h && wk->db == db && wk->klen == klen &&
+		    !memcmp(wk->key, key, klen))
 			return wk;
 	return NULL;
 }
@@ -169,13 +178,15 @@ static void wgrow(void)
 void multi_watch(struct conn *c, const void *key, size_t klen)
 {
 	struct multi *m = multi_of(c);
-	uint64_t h = ht_hash(key, klen, WATCH_SEED);
+	int db = atomic_load_explicit(&c->db, memory_order_relaxed);
+	uint64_t h = whash(db, key, klen);
 	struct watch_key *wk;
 	struct watch_ref *r;
 	int present;
 
 	for (int i = 0; i < m->nw; i++)
-		if (m->w[i]->wk->klen == klen && !memcmp(m->w[i]->wk->key, key, klen))
+		if (m->w[i]->wk->db == db && m->w[i]->wk->klen == klen &&
+		    !memcmp(m->w[i]->wk->key, key, klen))
 			return; /* watched already */
 	if (m->nw == m->capw) {
 		m->capw = m->capw ? m->capw * 2 : 4;
@@ -185,14 +196,16 @@ void multi_watch(struct conn *c, const void *key, size_t klen)
 	}
 	r = xmalloc(sizeof(*r));
 	r->m = m;
+	r->ht = c->ht;
 	r->present = 0;
 	pthread_mutex_lock(&watch_lock);
-	wk = wfind(h, key, klen);
+	wk = wfind(h, db, key, klen);
 	if (!wk) {
 		if (wcount >= wnb)
 			wgrow();
 		wk = xmalloc(sizeof(*wk) + klen);
 		wk->hash = h;
+		wk->db = db;
 		wk->klen = klen;
 		memcpy(wk->key, key, klen);
 		wk->refs = NULL;
@@ -205,7 +218,7 @@ void multi_watch(struct conn *c, const void *key, size_t klen)
 	wk->refs = r;
 	pthread_mutex_unlock(&watch_lock);
 	/* In the registry first: a write after ht_watch()'s count finds us. */
-	present = ht_watch(w_db, key, klen, 1);
+	present = ht_watch(r->ht, key, klen, 1);
 	r->present = present > 0;
 	m->w[m->nw++] = r;
 }
@@ -237,7 +250,7 @@ void multi_unwatch_all(struct conn *c)
 		return;
 	/* The stripes' counts first, with the keys still known (wk). */
 	for (int i = 0; i < m->nw; i++)
-		(void)ht_watch(w_db, m->w[i]->wk->key, m->w[i]->wk->klen, -1);
+		(void)ht_watch(m->w[i]->ht, m->w[i]->wk->key, m->w[i]->wk->klen, -1);
 	pthread_mutex_lock(&watch_lock);
 	for (int i = 0; i < m->nw; i++) {
 		wunlink(m->w[i]);
@@ -259,29 +272,60 @@ int multi_watch_broken(struct conn *c)
 		return 1;
 	for (int i = 0; i < m->nw; i++) {
 		struct watch_ref *r = m->w[i];
+		int now = ht_peek_rcu(db_at(r->wk->db), r->wk->key, r->wk->klen) != NULL;
 
-		if (r->present && !ht_peek_rcu(w_db, r->wk->key, r->wk->klen))
-			return 1; /* deleted, expired or evicted since WATCH */
+		/* Deleted, expired or evicted since WATCH; or created in a
+		 * table whose stripe did not count us (SWAPDB moved it). */
+		if (now != r->present)
+			return 1;
 	}
 	return 0;
 }
 
-void multi_watch_key(struct conn *c, int i, const void **key, size_t *klen)
+void multi_watch_key(struct conn *c, int i, int *db, const void **key, size_t *klen)
 {
+	*db = c->multi->w[i]->wk->db;
 	*key = c->multi->w[i]->wk->key;
 	*klen = c->multi->w[i]->wk->klen;
 }
 
-void multi_touched(void *arg, const void *key, size_t klen)
+/* Mark every watcher of @wk dirty.  watch_lock held. */
+static void wtouch(struct watch_key *wk)
 {
-	uint64_t h = ht_hash(key, klen, WATCH_SEED);
-	struct watch_key *wk;
-
-	(void)arg;
-	pthread_mutex_lock(&watch_lock);
-	wk = wfind(h, key, klen);
 	for (struct watch_ref *r = wk ? wk->refs : NULL; r; r = r->next)
 		atomic_store_explicit(&r->m->dirty_cas, 1, memory_order_release);
+}
+
+void multi_touched(void *arg, const void *key, size_t klen)
+{
+	int db = db_index_of(arg);
+
+	pthread_mutex_lock(&watch_lock);
+	wtouch(wfind(whash(db, key, klen), db, key, klen));
+	pthread_mutex_unlock(&watch_lock);
+}
+
+/*
+ * Redis's touchAllWatchedKeysInDb(): every key watched in db @a or @b (-1:
+ * none) that exists in either of them breaks its watchers.  FLUSHDB and
+ * FLUSHALL call it before the flush (with @b -1), SWAPDB after the swap and
+ * its grace period.  A watched key absent from both stays watched; its
+ * count stays in the table WATCH saw (watch_ref.ht), and EXEC's presence
+ * check (multi_watch_broken()) catches a later creation wherever it lands.
+ * Context: worker, online (lock-free lookups); no stripe held.
+ */
+void multi_touch_dbs(int a, int b)
+{
+	pthread_mutex_lock(&watch_lock);
+	for (size_t i = 0; i < wnb; i++) {
+		for (struct watch_key *wk = wbuckets[i]; wk; wk = wk->next) {
+			if (wk->db != a && wk->db != b)
+				continue;
+			if (ht_peek_rcu(db_at(a), wk->key, wk->klen) ||
+			    (b >= 0 && ht_peek_rcu(db_at(b), wk->key, wk->klen)))
+				wtouch(wk);
+		}
+	}
 	pthread_mutex_unlock(&watch_lock);
 }
 

@@ -77,9 +77,12 @@ void multi_unwatch_all(struct conn *c);
  * ht_txn()), so no write can slip between this check and the commands. */
 int multi_watch_broken(struct conn *c);
 /* The watched keys, for EXEC's key set: key @i of multi_of(c)->nw. */
-void multi_watch_key(struct conn *c, int i, const void **key, size_t *klen);
+void multi_watch_key(struct conn *c, int i, int *db, const void **key, size_t *klen);
 /* The table's hook: @key was published in a stripe with watchers. */
 void multi_touched(void *arg, const void *key, size_t klen);
+/* FLUSHDB/FLUSHALL (@b -1) and SWAPDB: break the watches of keys watched in
+ * db @a or @b that exist in either (Redis's touchAllWatchedKeysInDb()). */
+void multi_touch_dbs(int a, int b);
 /* The connection is closing: free everything (client_unregister()). */
 void multi_release(struct conn *c);
 

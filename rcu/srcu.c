@@ -178,8 +178,30 @@ struct srcu_reclaim {
 	pthread_mutex_t lock;           /* sleeping, stop; cond */
 	pthread_cond_t cond;            /* pending non-empty, stop, progress */
 	bool sleeping, stop;
+	/* The thread starts with the first object pushed (ensure_thread()), so
+	 * a reclaimer that never reclaims costs no thread. */
+	_Atomic bool started;
+	char tname[16];
 	pthread_t thread;
 };
+
+static void *reclaim_main(void *arg);
+
+/* Start @r's thread if it has not started.  r->lock held.  Return 0 or the
+ * pthread_create() error (retried at the next push or barrier). */
+static int ensure_thread(struct srcu_reclaim *r)
+{
+	int err;
+
+	if (atomic_load_explicit(&r->started, memory_order_relaxed) || r->stop)
+		return 0;
+	err = pthread_create(&r->thread, NULL, reclaim_main, r);
+	if (err)
+		return err;
+	pthread_setname_np(r->thread, r->tname);
+	atomic_store_explicit(&r->started, true, memory_order_relaxed);
+	return 0;
+}
 
 static struct srcu_reclaim *_Atomic reclaim_slots[SRCU_RECLAIM_MAX];
 
@@ -196,8 +218,9 @@ static void stage1(struct srcu_reclaim *r, struct rcu_head *h)
 							memory_order_release,
 							memory_order_relaxed));
 	atomic_fetch_add_explicit(&r->pushed, 1, memory_order_relaxed);
-	if (!old) {
+	if (!old || !atomic_load_explicit(&r->started, memory_order_relaxed)) {
 		pthread_mutex_lock(&r->lock);
+		(void)ensure_thread(r);
 		if (r->sleeping)
 			pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
@@ -306,7 +329,6 @@ struct srcu_reclaim *srcu_reclaim_new(struct srcu_struct *ss, rcu_callback_t fun
 				      void (*flavor_barrier)(void), const char *name)
 {
 	struct srcu_reclaim *r = calloc(1, sizeof(*r));
-	char tname[16];
 	int slot = -1;
 
 	if (!r)
@@ -326,12 +348,7 @@ struct srcu_reclaim *srcu_reclaim_new(struct srcu_struct *ss, rcu_callback_t fun
 	if (slot < 0)
 		goto fail;
 	r->slot = slot;
-	if (pthread_create(&r->thread, NULL, reclaim_main, r)) {
-		atomic_store(&reclaim_slots[slot], NULL);
-		goto fail;
-	}
-	snprintf(tname, sizeof(tname), "reclaim-%s", name ? name : ss->name);
-	pthread_setname_np(r->thread, tname);
+	snprintf(r->tname, sizeof(r->tname), "reclaim-%s", name ? name : ss->name);
 	return r;
 fail:
 	pthread_mutex_destroy(&r->lock);
@@ -353,8 +370,10 @@ void srcu_reclaim_barrier(struct srcu_reclaim *r)
 	r->barrier(); /* every stage1 queued before now has run (pushed) */
 	target = atomic_load(&r->pushed);
 	pthread_mutex_lock(&r->lock);
-	while ((long)(atomic_load_explicit(&r->freed, memory_order_acquire) - target) < 0)
+	while ((long)(atomic_load_explicit(&r->freed, memory_order_acquire) - target) < 0) {
+		(void)ensure_thread(r); /* a start that failed at the push */
 		pthread_cond_wait(&r->cond, &r->lock);
+	}
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -367,7 +386,8 @@ void srcu_reclaim_free(struct srcu_reclaim *r)
 	r->stop = true;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
-	pthread_join(r->thread, NULL);
+	if (atomic_load(&r->started))
+		pthread_join(r->thread, NULL);
 	atomic_store(&reclaim_slots[r->slot], NULL);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
@@ -405,7 +425,10 @@ int srcu_reclaim_fork_child(struct srcu_reclaim *r)
 	pthread_cond_init(&r->cond, NULL);
 	r->sleeping = false;
 	r->stop = false;
-	err = pthread_create(&r->thread, NULL, reclaim_main, r);
+	if (!atomic_load(&r->started) && !n)
+		return 0; /* none in the parent, none needed yet: starts at a push */
+	atomic_store(&r->started, false);
+	err = ensure_thread(r);
 	return -err;
 }
 

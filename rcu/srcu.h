@@ -168,7 +168,9 @@ struct srcu_reclaim;
 /**
  * srcu_reclaim_new() - a reclaimer that runs func(head) for each deferred
  * object after a grace period of the flavor (given by its call_rcu and
- * rcu_barrier) and then of ss.  Starts one thread.
+ * rcu_barrier) and then of ss.  Its one thread starts with the first object
+ * that has passed the flavor's grace period (a reclaimer never used costs
+ * no thread).
  * @name: thread name suffix, for ps/top and stall messages.
  * Return: the reclaimer, or NULL when SRCU_RECLAIM_MAX exist or memory is short.
  * Context: any thread.  Use srcu_reclaim_new_qsbr()/_memb() for the flavor.

@@ -450,8 +450,16 @@ void evict_cron(void)
 	 * sends them on, and their memory would wait with them.  Without
 	 * maxmemory, only stripes idle since the last tick: busy ones send their
 	 * own batches, and their writers free parked batches themselves. */
-	for (int i = 0; i < g_ndbs; i++)
-		ht_retire_flush(db_at(i), !mm);
+	for (int i = 0; i < g_ndbs; i++) {
+		struct ht *ht = db_at(i);
+		size_t retired, freed;
+
+		/* A table whose unlinked entries were all freed has nothing
+		 * waiting (the idle dbs: O(stripes) loads, no stripe lock). */
+		ht_reclaim_progress(ht, &retired, &freed);
+		if (retired != freed)
+			ht_retire_flush(ht, !mm);
+	}
 	if (!mm) {
 		pthread_mutex_lock(&ev_lock);
 		exceeded_note(0);

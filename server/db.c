@@ -141,14 +141,6 @@ void db_swap(int a, int b)
 	multi_touch_dbs(a, b);
 }
 
-size_t db_buckets(void)
-{
-	struct ht_stats st;
-
-	db_stats_total(&st);
-	return st.buckets;
-}
-
 unsigned long long db_size(void)
 {
 	unsigned long long n = 0;

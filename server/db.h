@@ -67,7 +67,6 @@ void db_tables(struct ht **out);
 /* The slot that holds table @ht now, or -1. */
 int db_index_of(const struct ht *ht);
 /* Sums over every database. */
-size_t db_buckets(void);
 unsigned long long db_size(void);
 /* The keyspace of db @i for INFO: keys, keys with a TTL, average TTL. */
 unsigned long long db_keys_of(int i);

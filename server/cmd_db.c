@@ -126,7 +126,7 @@ void cmd_swapdb(struct conn *c, int argc)
 		return;
 	}
 	if (a != b)
-		db_swap(a, b);
+		db_swap(c->w, a, b);
 	SRV_DIRTY(c, 1);
 	reply_ok(c);
 }

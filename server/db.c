@@ -1,7 +1,8 @@
 /*
- * db.c - the keyspace: the one RCU hash table (db0) the commands run on
- * (cmd_string.c, cmd_keys.c, cmd_expire.c), the helpers they share (db.h),
- * the prefetch, the active expiry cycle and the keyspace statistics.
+ * db.c - the keyspace: the databases (one RCU hash table each, in slots
+ * SWAPDB exchanges; docs/databases.md) the commands run on, the helpers the
+ * command files share (db.h), the prefetch, the active expiry cycle over
+ * every db and the keyspace statistics.
  *
  * Commands run on worker threads that are online QSBR readers, so every
  * *_rcu lookup is inside a read-side section that lasts until the worker's
@@ -111,15 +112,16 @@ void db_select(struct conn *c, int id)
 }
 
 /*
- * The swap publishes both slots under swap_lock, then waits for a grace
- * period before returning: a command that read slot a or b before the swap
- * (its c->ht) runs inside its worker's read-side section, so when
- * synchronize_rcu() returns every such command has finished, and SWAPDB's
- * reply comes after all of them (docs/databases.md).  The wait is offline:
- * the lock is taken offline too, so a worker waiting for it never holds up
- * the grace period the holder waits for.
+ * The swap publishes both slots (seq_cst stores) under swap_lock, then waits
+ * until every other worker has ended the loop turn it was in
+ * (server_wait_turns()): a command that read slot a or b before the swap
+ * (its c->ht) runs inside such a turn, even while it waits offline for a
+ * stripe, so when the wait returns every such command has finished, and
+ * SWAPDB's reply comes after all of them (docs/databases.md).  A grace period
+ * would not do: ht's writers wait for a contended stripe offline.  The lock
+ * is taken and the wait made offline, so neither holds up grace periods.
  */
-void db_swap(int a, int b)
+void db_swap(struct worker *self, int a, int b)
 {
 	struct ht *ta, *tb;
 
@@ -127,16 +129,16 @@ void db_swap(int a, int b)
 	pthread_mutex_lock(&swap_lock);
 	ta = db_at(a);
 	tb = db_at(b);
-	atomic_store_explicit(&g_dbs[a], tb, memory_order_release);
-	atomic_store_explicit(&g_dbs[b], ta, memory_order_release);
+	atomic_store_explicit(&g_dbs[a], tb, memory_order_seq_cst);
+	atomic_store_explicit(&g_dbs[b], ta, memory_order_seq_cst);
 	{
 		long long x = atomic_load(&avg_ttl[a]);
 
 		atomic_store(&avg_ttl[a], atomic_load(&avg_ttl[b]));
 		atomic_store(&avg_ttl[b], x);
 	}
-	synchronize_rcu();
 	pthread_mutex_unlock(&swap_lock);
+	server_wait_turns(self);
 	rcu_thread_online();
 	multi_touch_dbs(a, b);
 }

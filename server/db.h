@@ -2,7 +2,7 @@
  * db.h - the keyspace (db.c) and what the command files that work on it
  * (cmd_string.c, cmd_keys.c, cmd_expire.c) share.
  *
- * Context and RCU rules: the table is created and freed by the main thread
+ * Context and RCU rules: the tables are created and freed by the main thread
  * (db_init() before the workers start, db_fini() after they are joined).
  * In between, commands run on workers that are online QSBR readers: an
  * entry found by an *_rcu lookup stays valid until the worker's next
@@ -36,7 +36,7 @@ extern int g_ndbs;
 /* The table now in slot @i (0 <= i < g_ndbs).  Any thread. */
 static inline struct ht *db_at(int i)
 {
-	return atomic_load_explicit(&g_dbs[i], memory_order_acquire);
+	return atomic_load_explicit(&g_dbs[i], memory_order_seq_cst); /* pairs with SWAPDB, db_swap() */
 }
 
 /* The running command's table: the one its connection's db had when
@@ -58,10 +58,10 @@ int db_get_index(struct conn *c, int i, int *id);
 void db_copy_to(struct conn *c, struct ht *dst, int replace);
 /* SELECT: make db @id the connection's. */
 void db_select(struct conn *c, int id);
-/* SWAPDB: exchange slots @a and @b, then wait a grace period, so that every
- * command that read either slot before the swap has finished when it
- * returns.  Worker, online, holding no entry and no stripe. */
-void db_swap(int a, int b);
+/* SWAPDB: exchange slots @a and @b, then wait until every command that read
+ * either slot before the swap has finished (server_wait_turns()).  Worker
+ * @self, online, holding no entry and no stripe. */
+void db_swap(struct worker *self, int a, int b);
 /* Every slot's table at one moment (no SWAPDB half-seen): @out[g_ndbs]. */
 void db_tables(struct ht **out);
 /* The slot that holds table @ht now, or -1. */

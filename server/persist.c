@@ -5,7 +5,10 @@
  * INFO persistence fields.  The file format is server/rdb.c's; the
  * point-in-time walk is ht_snapshot() (hashtable/ht.h).
  *
- * No fork.  A save is one ht_snapshot() of the table: BGSAVE runs it on a
+ * No fork.  A save is one ht_snapshot() per database, in index order (each
+ * db its own point in time; docs/databases.md), with a SELECTDB before the
+ * keys of each non-empty one; loading puts each key in the db its SELECTDB
+ * names (a db past `databases` stops the load, as Redis).  BGSAVE runs it on a
  * thread of its own (registered QSBR reader, offline except inside
  * ht_snapshot(), which keeps the flavor's grace periods going while the
  * callback sleeps on write(2)) at nice +10, so that on a busy machine the

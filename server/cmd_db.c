@@ -17,6 +17,7 @@
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/db.h"
+#include "server/multi.h"
 #include "server/reply.h"
 
 #include <errno.h>
@@ -125,8 +126,10 @@ void cmd_swapdb(struct conn *c, int argc)
 		reply_error(c, ERR_DB_RANGE);
 		return;
 	}
-	if (a != b)
+	if (a != b) {
 		db_swap(c->w, a, b);
+		multi_touch_dbs(a, b);
+	}
 	SRV_DIRTY(c, 1);
 	reply_ok(c);
 }

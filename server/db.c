@@ -11,7 +11,6 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "resp/resp.h"
-#include "server/multi.h"
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
 #include "server/config.h"
@@ -48,7 +47,6 @@ void db_init(void)
 			srv_die("cannot create the hash table of db %d", i);
 		atomic_init(&g_dbs[i], ht);
 		atomic_init(&avg_ttl[i], 0);
-		multi_init(ht);
 	}
 }
 
@@ -140,7 +138,6 @@ void db_swap(struct worker *self, int a, int b)
 	pthread_mutex_unlock(&swap_lock);
 	server_wait_turns(self);
 	rcu_thread_online();
-	multi_touch_dbs(a, b);
 }
 
 unsigned long long db_size(void)

@@ -31,6 +31,7 @@
 #include "server/evict.h"
 #include "server/info.h"
 #include "server/log.h"
+#include "server/multi.h"
 #include "server/mem.h"
 #include "server/net.h"
 #include "server/persist.h"
@@ -339,6 +340,7 @@ int main(int argc, char **argv)
 	adjust_open_files_limit();
 	rcu_register_thread();
 	db_init();
+	multi_init();
 	evict_init();
 	persist_init();
 	cmd_init();

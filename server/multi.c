@@ -48,9 +48,10 @@ static size_t wnb, wcount;	    /* buckets (a power of two), keys; watch_lock */
 
 /* The hook's argument is the table: its db is looked up when it fires
  * (SWAPDB moves tables between indexes). */
-void multi_init(struct ht *db)
+void multi_init(void)
 {
-	ht_watch_hook(db, multi_touched, db);
+	for (int i = 0; i < g_ndbs; i++)
+		ht_watch_hook(db_at(i), multi_touched, db_at(i));
 }
 
 static uint64_t whash(int db, const void *key, size_t klen)

@@ -52,8 +52,9 @@ struct multi {
 	int nw, capw;
 };
 
-/* At db_init(): the table whose keys WATCH watches. */
-void multi_init(struct ht *db);
+/* After db_init(): hook every database's table (a write in a stripe with
+ * watchers calls multi_touched()). */
+void multi_init(void);
 /* The connection's state, allocated at first use (aborts on no memory). */
 struct multi *multi_of(struct conn *c);
 /* Inside MULTI (and not running EXEC): commands are queued. */

@@ -164,6 +164,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	saved.loglevel = atomic_load(&g_cfg.loglevel);
 	rcu_register_thread();
 	db_init(); /* the keyspace the commands run on; the table comes from commands.def */
+	multi_init();
 	cmd_init();
 	db_fini();
 	return 0;
@@ -178,6 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_split_input(data, size, &in);
 	cfg_reset();
 	db_init();
+	multi_init();
 	/* A second, idle client: CLIENT LIST / KILL have someone else to see. */
 	other = fz_conn_new();
 	other->name = xstrdup("bystander");

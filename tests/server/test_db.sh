@@ -10,7 +10,10 @@
 #   3. `databases`: 4 databases refuse SELECT 4 and a dump with a key in
 #      db 15 (start-up fails, as Redis's); 0 is refused at start-up;
 #   4. SWAPDB under writers: INCRs pipelined into db 0 by two clients while
-#      a third swaps dbs 0 and 1 200 times lose no increment (db 0 + db 1).
+#      a third swaps dbs 0 and 1 200 times lose no increment (db 0 + db 1);
+#   5. background work in every db: the active expiry cycle removes keys
+#      with a TTL in db 9 without their being read, and allkeys-lru under
+#      maxmemory evicts db 5's keys to make room for writes to db 0.
 # Starts $B/rcukv-server on free loopback ports (7800-7829).  Ends with
 # "N passed, M failed, K skipped".
 set -u
@@ -132,5 +135,30 @@ wait "$a" "$b"
 sum=$(($(r -n 0 get ctr | sed 's/^$/0/') + $(r -n 1 get ctr | sed 's/^$/0/')))
 check "INCRs into db 0 while SWAPDB 0 1 runs 200 times: none lost ($sum of $((2 * N)))" \
   '[ "$sum" = $((2 * N)) ]'
+
+# ------------------------------------------- 5. expiry and eviction per db
+r flushall >/dev/null
+awk 'BEGIN { for (i = 0; i < 2000; i++) printf "*5\r\n$3\r\nSET\r\n$%d\r\ne%d\r\n$1\r\nv\r\n$2\r\nPX\r\n$3\r\n100\r\n", length("e" i), i }' |
+  redis-cli -p "$P" -n 9 --pipe >/dev/null 2>&1
+before=$(r info stats | tr -d '\r' | sed -n 's/^expired_keys://p')
+for i in $(seq 1 50); do
+  [ "$(r -n 9 dbsize)" = 0 ] && break
+  sleep 0.1
+done
+after=$(r info stats | tr -d '\r' | sed -n 's/^expired_keys://p')
+check "active expiry empties db 9 unread ($((after - before)) expired_keys)" \
+  '[ "$(r -n 9 dbsize)" = 0 ] && [ $((after - before)) -ge 1900 ]'
+r flushall >/dev/null
+big=$(head -c 1000 /dev/zero | tr '\0' x)
+for i in $(seq 1 3000); do echo "SET old$i $big"; done | redis-cli -p "$P" -n 5 >/dev/null
+used=$(r info memory | tr -d '\r' | sed -n 's/^used_memory://p')
+r config set maxmemory-policy allkeys-lru >/dev/null
+r config set maxmemory $((used + 1024 * 1024)) >/dev/null
+for i in $(seq 1 3000); do echo "SET new$i $big"; done | redis-cli -p "$P" -n 0 >"$tmp/evict.out"
+n5=$(r -n 5 dbsize)
+n0=$(r -n 0 dbsize)
+check "allkeys-lru evicts db 5's keys for db 0's writes (db5 $n5 of 3000, db0 $n0 of 3000)" \
+  '[ "$n5" -lt 2500 ] && [ "$n0" -gt 1500 ] && ! grep -q OOM "$tmp/evict.out"'
+r config set maxmemory 0 >/dev/null
 
 summary

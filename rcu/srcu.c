@@ -265,24 +265,25 @@ static void stage1(struct srcu_reclaim *r, struct rcu_head *h)
 	{                                                                    \
 		stage1(atomic_load_explicit(&reclaim_slots[n], memory_order_acquire), h); \
 	}
-STAGE1(0) STAGE1(1) STAGE1(2) STAGE1(3) STAGE1(4) STAGE1(5) STAGE1(6) STAGE1(7) STAGE1(8)
-STAGE1(9) STAGE1(10) STAGE1(11) STAGE1(12) STAGE1(13) STAGE1(14) STAGE1(15) STAGE1(16)
-STAGE1(17) STAGE1(18) STAGE1(19) STAGE1(20) STAGE1(21) STAGE1(22) STAGE1(23) STAGE1(24)
-STAGE1(25) STAGE1(26) STAGE1(27) STAGE1(28) STAGE1(29) STAGE1(30) STAGE1(31) STAGE1(32)
-STAGE1(33) STAGE1(34) STAGE1(35) STAGE1(36) STAGE1(37) STAGE1(38) STAGE1(39) STAGE1(40)
-STAGE1(41) STAGE1(42) STAGE1(43) STAGE1(44) STAGE1(45) STAGE1(46) STAGE1(47) STAGE1(48)
-STAGE1(49) STAGE1(50) STAGE1(51) STAGE1(52) STAGE1(53) STAGE1(54) STAGE1(55) STAGE1(56)
-STAGE1(57) STAGE1(58) STAGE1(59) STAGE1(60) STAGE1(61) STAGE1(62) STAGE1(63)
+/* Ten trampolines (and their table entries) per decimal prefix: S10() is
+ * 0-9, S10(1) 10-19, ... up to SRCU_RECLAIM_MAX - 1. */
+#define S10(p)                                                                                     \
+	STAGE1(p##0) STAGE1(p##1) STAGE1(p##2) STAGE1(p##3) STAGE1(p##4) STAGE1(p##5)            \
+	STAGE1(p##6) STAGE1(p##7) STAGE1(p##8) STAGE1(p##9)
+#define F10(p)                                                                                     \
+	stage1_##p##0, stage1_##p##1, stage1_##p##2, stage1_##p##3, stage1_##p##4, stage1_##p##5,  \
+	    stage1_##p##6, stage1_##p##7, stage1_##p##8, stage1_##p##9,
+S10()
+S10(1) S10(2) S10(3) S10(4) S10(5) S10(6) S10(7) S10(8)
+S10(9) S10(10) S10(11) S10(12) S10(13) S10(14) S10(15) S10(16)
+S10(17) S10(18) S10(19) S10(20) S10(21) S10(22) S10(23) S10(24)
 static const rcu_callback_t stage1_fns[SRCU_RECLAIM_MAX] = {
-	stage1_0, stage1_1, stage1_2, stage1_3, stage1_4, stage1_5, stage1_6, stage1_7, stage1_8,
-	stage1_9, stage1_10, stage1_11, stage1_12, stage1_13, stage1_14, stage1_15, stage1_16,
-	stage1_17, stage1_18, stage1_19, stage1_20, stage1_21, stage1_22, stage1_23, stage1_24,
-	stage1_25, stage1_26, stage1_27, stage1_28, stage1_29, stage1_30, stage1_31, stage1_32,
-	stage1_33, stage1_34, stage1_35, stage1_36, stage1_37, stage1_38, stage1_39, stage1_40,
-	stage1_41, stage1_42, stage1_43, stage1_44, stage1_45, stage1_46, stage1_47, stage1_48,
-	stage1_49, stage1_50, stage1_51, stage1_52, stage1_53, stage1_54, stage1_55, stage1_56,
-	stage1_57, stage1_58, stage1_59, stage1_60, stage1_61, stage1_62, stage1_63,
+	F10() F10(1) F10(2) F10(3) F10(4) F10(5) F10(6) F10(7) F10(8)
+	F10(9) F10(10) F10(11) F10(12) F10(13) F10(14) F10(15) F10(16)
+	F10(17) F10(18) F10(19) F10(20) F10(21) F10(22) F10(23) F10(24)
 };
+_Static_assert(SRCU_RECLAIM_MAX == 250, "one trampoline per reclaimer slot: extend S10/F10");
+
 
 static void *reclaim_main(void *arg)
 {

@@ -156,8 +156,8 @@ int srcu_readers_active(struct srcu_struct *ss);
 /* --- flavor-safe reclamation --------------------------------------------- */
 
 /* Reclaimers per process: rcukv-server's tables have one each (its
- * `databases`, up to 48) and tests add a few. */
-#define SRCU_RECLAIM_MAX 64
+ * `databases`, up to 240) and tests add a few. */
+#define SRCU_RECLAIM_MAX 250
 /* Objects past the flavor's grace period that may wait for a reclaimer's
  * thread before the flavor's callback thread waits for it (bounded memory
  * under a write flood). */

@@ -30,7 +30,7 @@
 #define CFG_MAX_RENAME 64
 /* `databases`: each table has a reclaimer thread of its own, and there are
  * SRCU_RECLAIM_MAX reclaimers in a process (rcu/srcu.h). */
-#define CFG_MAX_DATABASES 48
+#define CFG_MAX_DATABASES 240
 
 struct cfg {
 	char *bind[CFG_MAX_BIND];

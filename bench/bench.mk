@@ -66,3 +66,21 @@ bench-stats:
 	@$(MAKE) --no-print-directory VARIANT=release build/release/bench/bench_stats
 	build/release/bench/bench_stats
 BENCH_SUBJECTS += stats
+
+# --- hiredis load generators (bench_net.c: connect, epoll, fixed-frame reader)
+# bench-pubsub: 1 publisher, 50 subscribers, rcukv-server against redis-server 7
+# (issue 16): deliveries/s and p99 delivery latency.  bench_multi drives the
+# MULTI/EXEC line of bench-server (server/server.mk).
+BENCH_NET_OBJS := $(B)/bench/bench_net.o $(B)/client/hist.o
+$(B)/bench/bench_net.o $(B)/bench/bench_pubsub.o $(B)/bench/bench_multi.o: \
+	CFLAGS += $(call pc,--cflags,hiredis)
+$(B)/bench/bench_pubsub $(B)/bench/bench_multi: $(B)/bench/%: $(B)/bench/%.o $(BENCH_NET_OBJS)
+	$(call need_pc,hiredis)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pc,--libs,hiredis) -lm
+.PHONY: bench-pubsub
+bench-pubsub:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/rcukv-server \
+		build/release/bench/bench_pubsub
+	@bench/bench_pubsub.sh build/release/rcukv-server
+BENCH_SUBJECTS += pubsub

@@ -192,8 +192,9 @@ struct ht {
 	_Atomic size_t expire_cursor; /* ht_expire_cycle() position; relaxed */
 	/* ht_watch_hook(): called under the stripe mutex for each publication in a
 	 * stripe with watchers.  Set before any writer runs. */
-	void (*watch_fn)(void *arg, const void *key, size_t klen);
+	void (*watch_fn)(void *arg, const void *key, size_t klen, int kind);
 	void *watch_arg;
+	_Atomic int watch_all; /* ht_watch_all() users: non-zero, every stripe is watched */
 
 	_Atomic unsigned long st_grows, st_shrinks, st_passes, st_flushes, st_expired;
 	_Atomic unsigned long st_parked_freed; /* parked batches freed by writers */
@@ -961,8 +962,20 @@ static void ht_retarget(struct hlist_head *head, struct hlist_node *from, struct
 	}
 }
 
-/* Unlink l->e.  Context: stripe mutex held. */
-static void loc_remove(struct loc *l)
+/* A change in a stripe with watchers, or any change while the table
+ * watches every key: tell the hook's user (WATCH, client tracking), after
+ * the change is visible.  Context: stripe mutex held. */
+static inline void loc_watch(struct ht *ht, struct loc *l, const struct ht_entry *e, int kind)
+{
+	if (RCU_UNLIKELY(l->s->watchers != 0 ||
+			 atomic_load_explicit(&ht->watch_all, memory_order_relaxed)) &&
+	    ht->watch_fn)
+		ht->watch_fn(ht->watch_arg, ht_entry_key(e), ht_entry_klen(e), kind);
+}
+
+/* Unlink l->e (@kind: HT_WATCH_DELETE or HT_WATCH_EXPIRED, for the hook).
+ * Context: stripe mutex held. */
+static void loc_remove(struct ht *ht, struct loc *l, int kind)
 {
 	struct ht_entry *e = l->e;
 	int i;
@@ -978,22 +991,14 @@ static void loc_remove(struct loc *l)
 	}
 	stripe_account(l->s, e, -1);
 	l->e = NULL;
+	loc_watch(ht, l, e, kind); /* @e is retired, not freed, until a grace period */
 }
 
 /* Put @nu where l->e is.  Context: stripe mutex held. */
-/* A publication in a stripe with watchers: tell the hook's user (WATCH). */
-static inline void loc_watch(struct ht *ht, struct loc *l, const struct ht_entry *nu)
-{
-	if (RCU_UNLIKELY(l->s->watchers != 0) && ht->watch_fn)
-		ht->watch_fn(ht->watch_arg, ht_entry_key(nu), ht_entry_klen(nu));
-}
-
 static void loc_replace(struct ht *ht, struct loc *l, struct ht_entry *nu)
 {
 	struct ht_entry *e = l->e;
 	int i;
-
-	loc_watch(ht, l, nu);
 
 	if (l->state == S_NORMAL) {
 		hlist_replace_rcu(&e->node, &nu->node);
@@ -1007,6 +1012,7 @@ static void loc_replace(struct ht *ht, struct loc *l, struct ht_entry *nu)
 	stripe_account(l->s, e, -1);
 	stripe_account(l->s, nu, 1);
 	l->e = nu;
+	loc_watch(ht, l, nu, HT_WATCH_STORE);
 }
 
 /* Publish @nu for a key that has no entry.  Context: stripe mutex held. */
@@ -1014,8 +1020,6 @@ static void loc_insert(struct ht *ht, struct loc *l, struct ht_entry *nu)
 {
 	struct hlist_node *t;
 	int i;
-
-	loc_watch(ht, l, nu);
 
 	switch (l->state) {
 	case S_NORMAL:
@@ -1049,6 +1053,7 @@ static void loc_insert(struct ht *ht, struct loc *l, struct ht_entry *nu)
 	}
 	stripe_account(l->s, nu, 1);
 	l->e = nu;
+	loc_watch(ht, l, nu, HT_WATCH_STORE);
 }
 
 /*
@@ -1076,6 +1081,17 @@ struct ht_txn {
 };
 
 static _Thread_local struct ht_txn *tls_txn;
+
+/* The transactions' seqlock fences (acquire on the read side, release on
+ * the write side).  TSan does not model atomic_thread_fence(): there they
+ * are rcu_smp_mb()'s seq_cst read-modify-write, which it does. */
+#if defined(RCU_TSAN) && RCU_TSAN
+#define txn_fence_acquire() rcu_smp_mb()
+#define txn_fence_release() rcu_smp_mb()
+#else
+#define txn_fence_acquire() atomic_thread_fence(memory_order_acquire)
+#define txn_fence_release() atomic_thread_fence(memory_order_release)
+#endif
 
 /* This thread's running transaction on @ht, or NULL. */
 static inline struct ht_txn *txn_own(struct ht *ht)
@@ -1146,7 +1162,7 @@ static void lock_find(struct ht *ht, struct loc *l, uint32_t h, const void *key,
 	if (loc_find(l, key, klen) && e_expired(l->e, &now)) {
 		struct ht_entry *e = l->e;
 
-		loc_remove(l);
+		loc_remove(ht, l, HT_WATCH_EXPIRED);
 		retire_later(ht, r, e);
 		atomic_fetch_add_explicit(&ht->st_expired, 1, memory_order_relaxed);
 	}
@@ -1430,7 +1446,7 @@ static inline uint32_t txn_seq_begin(struct ht *ht, uint32_t h)
 /* Non-zero if a transaction changed stripe of @h since txn_seq_begin(). */
 static inline int txn_seq_retry(struct ht *ht, uint32_t h, uint32_t s)
 {
-	atomic_thread_fence(memory_order_acquire);
+	txn_fence_acquire();
 	return atomic_load_explicit(&ht->txn_seq[h & (ht->nstripes - 1)],
 				    memory_order_relaxed) != s;
 }
@@ -1514,7 +1530,7 @@ void ht_mfind_rcu(struct ht *ht, size_t n, const void *const keys[], const size_
 			sq[i] = txn_seq_begin(ht, h[i]);
 		for (i = 0; i < n; i++)
 			out[i] = find_rcu_once(ht, h[i], keys[i], klens[i], 1);
-		atomic_thread_fence(memory_order_acquire);
+		txn_fence_acquire();
 		for (i = 0; i < n; i++)
 			if (atomic_load_explicit(&ht->txn_seq[h[i] & (ht->nstripes - 1)],
 						 memory_order_relaxed) != sq[i])
@@ -1692,7 +1708,7 @@ int ht_del(struct ht *ht, const void *key, size_t klen)
 	if (l.e) {
 		struct ht_entry *e = l.e;
 
-		loc_remove(&l);
+		loc_remove(ht, &l, HT_WATCH_DELETE);
 		retire_later(ht, &r, e);
 		ret = 0;
 	}
@@ -1857,7 +1873,7 @@ int ht_rmw(struct ht *ht, const void *key, size_t klen, ht_rmw_fn fn, void *arg)
 		if (l.e) {
 			struct ht_entry *e = l.e;
 
-			loc_remove(&l);
+			loc_remove(ht, &l, HT_WATCH_DELETE);
 			retire_later(ht, &r, e);
 			counted = 1;
 		}
@@ -1887,7 +1903,7 @@ static int txn_loc(struct ht_txn *tx, size_t i, struct loc *l)
 	if (loc_find(l, tx->keys[i], tx->klens[i]) && e_expired(l->e, &now)) {
 		struct ht_entry *e = l->e;
 
-		loc_remove(l);
+		loc_remove(tx->ht, l, HT_WATCH_EXPIRED);
 		retire_later(tx->ht, &tx->r, e);
 		atomic_fetch_add_explicit(&tx->ht->st_expired, 1, memory_order_relaxed);
 	}
@@ -1937,7 +1953,7 @@ int ht_txn_del(struct ht_txn *tx, size_t i)
 	if (!l.e)
 		return -ENOENT;
 	e = l.e;
-	loc_remove(&l);
+	loc_remove(tx->ht, &l, HT_WATCH_DELETE);
 	retire_later(tx->ht, &tx->r, e);
 	tx->counted = 1;
 	return 0;
@@ -2013,7 +2029,7 @@ int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens
 	/* Odd: lookups of these stripes wait until the end (txn_seq_begin()).
 	 * The release fence orders the odd counts before every change fn makes. */
 	txn_seq_bump(ht, st, ns, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
+	txn_fence_release();
 	tls_txn = &tx;
 	ret = fn(&tx, arg);
 	tls_txn = NULL;
@@ -2029,10 +2045,21 @@ int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens
 	return ret;
 }
 
-void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t klen), void *arg)
+void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t klen, int kind),
+		   void *arg)
 {
 	ht->watch_fn = fn;
 	ht->watch_arg = arg;
+}
+
+void ht_watch_all(struct ht *ht, int delta)
+{
+	atomic_fetch_add(&ht->watch_all, delta);
+}
+
+int ht_watch_all_on(struct ht *ht)
+{
+	return atomic_load_explicit(&ht->watch_all, memory_order_relaxed);
 }
 
 int ht_watch(struct ht *ht, const void *key, size_t klen, int delta)
@@ -2184,6 +2211,20 @@ size_t ht_sample_rcu(struct ht *ht, const struct ht_entry **out, size_t n, int v
 
 		if (e)
 			out[got++] = e;
+	}
+	/* A sparse table (a few keys in thousands of buckets): random probes
+	 * miss, so walk on from a random bucket, as Redis's dictGetSomeKeys()
+	 * does, until something is found or every bucket was seen. */
+	if (!got && (volatile_only ? ht_count_expires(ht) : ht_count(ht))) {
+		size_t start = (size_t)xorshift(seed) & t->mask;
+
+		for (size_t i = 0; i <= t->mask && !got; i++) {
+			const struct ht_entry *e =
+			    bucket_pick(t, (start + i) & t->mask, volatile_only, seed);
+
+			if (e)
+				out[got++] = e;
+		}
 	}
 	return got;
 }
@@ -2451,7 +2492,7 @@ static int del_if_expired(struct ht *ht, const struct ht_entry *e)
 	if (loc_find(&l, ht_entry_key(e), ht_entry_klen(e)) && e_expired(l.e, &now)) {
 		struct ht_entry *x = l.e;
 
-		loc_remove(&l);
+		loc_remove(ht, &l, HT_WATCH_EXPIRED);
 		retire_later(ht, &r, x);
 		atomic_fetch_add_explicit(&ht->st_expired, 1, memory_order_relaxed);
 		done = 1;

@@ -425,15 +425,29 @@ int ht_txn(struct ht *ht, size_t n, const void *const keys[], const size_t klens
 void ht_mfind_rcu(struct ht *ht, size_t n, const void *const keys[], const size_t klens[],
 		  const struct ht_entry *out[]);
 
+/* What changed, for the watch hook. */
+#define HT_WATCH_STORE 0   /* inserted or replaced: set, rmw, txn, an expiry change */
+#define HT_WATCH_DELETE 1  /* deleted: del, an rmw or txn delete, eviction */
+#define HT_WATCH_EXPIRED 2 /* removed because its time had passed (lazy or active) */
+
 /**
- * ht_watch_hook() - have @fn called for every publication (insert or
- * replacement: set, rmw, txn, expiry changes) of a key whose stripe has
- * watchers, with that stripe's mutex held: @fn must be short, may take its
- * own locks (nested inside the stripe's), and must not call ht_* on @ht.
- * Deletions call nothing: a watcher compares the key's presence instead.
+ * ht_watch_hook() - have @fn called for every change of a key whose stripe
+ * has watchers (ht_watch()), or of any key while ht_watch_all() is on: an
+ * insert or replacement, a delete, an expired key's removal (@kind), after
+ * the change is visible to lookups, with that stripe's mutex held.  @fn
+ * must be short, may take its own locks (nested inside the stripe's), and
+ * must not call ht_* on @ht.  ht_flush() calls nothing.
  * Context: once, before any writer runs.
  */
-void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t klen), void *arg);
+void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t klen, int kind),
+		   void *arg);
+/* ht_watch_all() - @delta +1: one more user wants the hook called for every
+ * change; -1: one less (with none left, only stripes with watchers call it).
+ * A writer already past its check when this turns on may still skip the
+ * hook: wait for a grace period after it to be sure no writer does.  Any
+ * thread.  ht_watch_all_on(): whether any user wants it. */
+void ht_watch_all(struct ht *ht, int delta);
+int ht_watch_all_on(struct ht *ht);
 /**
  * ht_watch() - add @delta (+1 or -1) to the watchers of @key's stripe, and
  * return whether @key is present (1) or not (0), at one moment under the
@@ -476,7 +490,8 @@ int ht_flush(struct ht *ht);
 const struct ht_entry *ht_random_rcu(struct ht *ht, uint64_t *seed);
 
 /**
- * ht_sample_rcu() - up to @n live entries from random buckets (eviction pools).
+ * ht_sample_rcu() - up to @n live entries from random buckets (eviction pools):
+ * at least one whenever the table holds one (a sparse table is walked).
  * @volatile_only: only entries with an expiry.
  * Context: inside a read-side section.  Return: entries stored in @out.
  */

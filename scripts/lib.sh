@@ -72,26 +72,12 @@ check_cases() {
 # when redis-server is not installed.  The server is stopped before it
 # returns.  Needs scratch_init's $tmp and $pids, and $TS.
 cases_vs_redis() {
-  local name=$1 file=$2 rp rpid
-  rp=$(free_port "$3")
-  if ! command -v redis-server >/dev/null; then
-    skip "$name against redis-server: not installed (scripts/deps.sh test installs it)"
-    return
-  elif [ "$rp" = 0 ]; then
-    bad "$name against redis-server: no free port"
-    return
-  fi
-  redis-server --port "$rp" --bind 127.0.0.1 --save "" --appendonly no \
-    --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-  rpid=$!
-  pids+=("$rpid")
-  if wait_up "$rp"; then
+  local name=$1 file=$2
+  if redis_up "$3"; then
     check_cases "$name against redis-server $(redis-server --version | grep -o 'v=[0-9.]*')" \
-      "$("$TS" --port "$rp" --cases "$file" --cases-only 2>&1)"
-  else
-    bad "redis-server did not start on $rp"; tail -n 5 "$tmp/redis.log"
+      "$("$TS" --port "$RP" --cases "$file" --cases-only 2>&1)"
+    stop_pid "$rpid"
   fi
-  stop_pid "$rpid"
 }
 
 # --- tools -----------------------------------------------------------------------
@@ -232,6 +218,18 @@ server_up() {
   exit 1
 }
 
+# find_redis_py: PY is a python3 that imports redis-py (Debian's
+# python3-redis is for /usr/bin/python3, which may not be the first python3 on
+# PATH), or empty.
+find_redis_py() {
+  local py
+  PY=
+  for py in /usr/bin/python3 python3; do
+    if "$py" -c 'import redis' 2>/dev/null; then PY=$py; return 0; fi
+  done
+  return 1
+}
+
 # redis_up FIRST: start a reference redis-server 7 (no persistence) on the
 # first free port from FIRST, its log in $tmp/redis.log; sets RP and rpid
 # (in $pids).  Returns 1 after a skip (not installed) or a failure (no free
@@ -249,6 +247,17 @@ redis_up() {
   wait_up "$RP" && return 0
   bad "redis-server did not start on $RP"; tail -n 5 "$tmp/redis.log"
   return 1
+}
+
+# against_both FN FIRST: FN WHO PORT for the rcukv-server of server_up
+# ("rcukv-server" $P), then for a reference redis-server started by redis_up
+# on a free port from FIRST ("redis-server v=X.Y.Z" $RP): the same checks
+# against both, so one written to match rcukv fails against Redis.
+against_both() {
+  "$1" rcukv-server "$P"
+  if redis_up "$2"; then
+    "$1" "redis-server $(redis-server --version | grep -o 'v=[0-9.]*')" "$RP"
+  fi
 }
 
 # stop_pid PID: SIGCONT (a stopped server), SIGTERM, then wait until PID is

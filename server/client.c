@@ -18,6 +18,7 @@ struct conn *g_clients;
 
 void client_register(struct conn *c)
 {
+	pubsub_conn_opened(c); /* registered connections have a mailbox */
 	pthread_mutex_lock(&g_clients_lock);
 	c->gnext = g_clients;
 	if (g_clients)
@@ -28,7 +29,6 @@ void client_register(struct conn *c)
 
 void client_unregister(struct conn *c)
 {
-	pubsub_conn_closed(c); /* its subscriptions go with it */
 	pthread_mutex_lock(&g_clients_lock);
 	if (c->gprev)
 		c->gprev->gnext = c->gnext;
@@ -39,6 +39,9 @@ void client_unregister(struct conn *c)
 	free(c->name);
 	c->name = NULL;
 	pthread_mutex_unlock(&g_clients_lock);
+	/* Out of the registry first: nobody can take its mailbox any more
+	 * (pubsub_mailbox_hold()); its subscriptions go with it. */
+	pubsub_conn_closed(c);
 }
 
 static int valid_client_name(const char *p, size_t n)

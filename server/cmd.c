@@ -21,6 +21,7 @@
 #include "server/evict.h"
 #include "server/log.h"
 #include "server/multi.h"
+#include "server/tracking.h"
 #include "server/persist.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -592,15 +593,48 @@ static const char *refuse(struct conn *c, const struct cmd *k, char *buf, size_t
 /* Run a command that passed every check: it counts as processed and as a
  * call of @slot, timed around proc only (as Redis times call()), failed if it
  * replied an error.  A rejected command never gets here. */
+int cmd_key_range(const struct cmd *k, int argc, int *first, int *last, int *step)
+{
+	if (k->first_key <= 0 || k->first_key >= argc)
+		return 0;
+	*first = k->first_key;
+	*last = k->last_key < 0 ? argc + k->last_key : k->last_key;
+	if (*last >= argc)
+		*last = argc - 1;
+	*step = k->key_step > 0 ? k->key_step : 1;
+	return *last >= *first;
+}
+
+/* A tracking client: remember what a read-only command reads (tracking.c). */
+static void track_before(struct conn *c, const struct cmd *k, int argc)
+{
+	int first = 0, last = 0, step = 1;
+	int reads = (k->flags & CMD_READONLY) && !(k->flags & CMD_PUBSUB);
+
+	if (reads && !cmd_key_range(k, argc, &first, &last, &step))
+		first = 0;
+	tracking_before(c, reads, first, last, step);
+}
+
+static void track_after(struct conn *c, const struct cmd *k)
+{
+	tracking_after(c, (k->parent && !strcmp(k->parent, "client")) ||
+			      (c->multi && c->multi->active));
+}
+
 static inline void cmd_run(struct conn *c, const struct cmd *k, int slot, int argc)
 {
 	struct worker *w = c->w;
 	unsigned long long errs = STAT_GET(w->st.errors), t0;
 
 	STAT_ADD(w->st.commands, 1);
+	if (SRV_UNLIKELY(c->trk != NULL))
+		track_before(c, k, argc);
 	t0 = stats_clock();
 	k->proc(c, argc);
 	stats_cmd_done(w, slot, stats_clock() - t0, STAT_GET(w->st.errors) != errs);
+	if (SRV_UNLIKELY(c->trk != NULL))
+		track_after(c, k);
 }
 
 /* The commands MULTI does not queue (Redis's processCommand list). */

@@ -126,6 +126,10 @@ void cmd_fini(void);
 /* Worker: look the command up and run it, with every check Redis makes
  * first (arity, auth, loading, OOM, MISCONF). */
 void cmd_dispatch(struct conn *c);
+/* The key arguments of row @k in a command of @argc words: @first..@last by
+ * @step (commands.def's positions, -1 the last argument).  Return 0 when it
+ * has none. */
+int cmd_key_range(const struct cmd *k, int argc, int *first, int *last, int *step);
 /* EXEC: run the command in c->argc/argv (queued by MULTI) with no check
  * but its name and arity; it replies once, an error if the table lost it. */
 void cmd_exec_one(struct conn *c);

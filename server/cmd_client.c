@@ -10,6 +10,7 @@
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/reply.h"
+#include "server/tracking.h"
 #include "server/server.h"
 #include "server/util.h"
 
@@ -26,7 +27,7 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 	static const char fmt[] =
 	    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%d "
 	    "psub=%d ssub=%d multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
-	    "rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 "
+	    "rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=%lld "
 	    "resp=%d";
 	char cmdname[64], *buf = NULL;
 	size_t qb = atomic_load_explicit(&x->qbuf_used, memory_order_relaxed);
@@ -34,8 +35,10 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 	long long idle = (now - atomic_load_explicit(&x->last_ms, memory_order_relaxed)) / 1000;
 	int resp = atomic_load_explicit(&x->resp_pub, memory_order_relaxed);
 	int multi = atomic_load_explicit(&x->multi_count, memory_order_relaxed);
+	unsigned trk = atomic_load_explicit(&x->trk_flags, memory_order_relaxed);
+	long long redir = trk ? atomic_load_explicit(&x->trk_redir, memory_order_relaxed) : -1;
 	int ps[3];
-	char flags[4], *f = flags;
+	char flags[8], *f = flags;
 	size_t len = 0;
 	int n = 0;
 
@@ -44,11 +47,16 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 		    sizeof(cmdname));
 	for (int k = 0; k < 3; k++)
 		ps[k] = atomic_load_explicit(&x->ps_count[k], memory_order_relaxed);
-	/* Redis's letters, in its order: P subscribed, x in MULTI, N none. */
+	/* Redis's letters, in its order: P subscribed, x in MULTI, t tracking,
+	 * B broadcast tracking, N none. */
 	if (ps[0] + ps[1] + ps[2])
 		*f++ = 'P';
 	if (multi >= 0)
 		*f++ = 'x';
+	if (trk & TRK_ON)
+		*f++ = 't';
+	if (trk & TRK_BCAST)
+		*f++ = 'B';
 	if (f == flags)
 		*f++ = 'N';
 	*f = '\0';
@@ -58,7 +66,7 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 			     flags, atomic_load_explicit(&x->db, memory_order_relaxed), ps[0],
 			     ps[1], ps[2], multi, qb,
 			     qb < PROTO_IOBUF_LEN ? PROTO_IOBUF_LEN - qb : 0,
-			     (size_t)PROTO_IOBUF_LEN, ob, qb + ob + sizeof(*x), cmdname, resp);
+			     (size_t)PROTO_IOBUF_LEN, ob, qb + ob + sizeof(*x), cmdname, redir, resp);
 		if (pass == 0) {
 			len = (size_t)n + 2;
 			buf = xmalloc(len);

@@ -18,6 +18,7 @@
 #include "server/multi.h"
 #include "server/persist.h"
 #include "server/reply.h"
+#include "server/tracking.h"
 #include "server/util.h"
 
 #include <errno.h>
@@ -374,6 +375,7 @@ void cmd_flush(struct conn *c, int argc)
 	} else {
 		if (all)
 			persist_flushall();
+		tracking_flushed(); /* every tracking client: all keys changed */
 		reply_ok(c);
 	}
 }

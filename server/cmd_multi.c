@@ -138,7 +138,7 @@ static int changes_db(const struct cmd *k, const struct multi_cmd *q)
 static int add_keys(struct conn *c, const struct multi_cmd *q, struct keyset *ks)
 {
 	const struct cmd *k;
-	int last;
+	int first, last, step;
 
 	use_args(c, q);
 	k = cmd_row_of(c);
@@ -149,11 +149,9 @@ static int add_keys(struct conn *c, const struct multi_cmd *q, struct keyset *ks
 	if (k->first_key == 0)
 		return (k->flags & (CMD_WRITE | CMD_ADMIN)) ||
 		       (k->acl & (ACL_KEYSPACE | ACL_DANGEROUS | ACL_ADMIN));
-	last = k->last_key < 0 ? q->argc + k->last_key : k->last_key;
-	if (last >= q->argc)
-		last = q->argc - 1;
-	for (int i = k->first_key; i <= last; i += k->key_step > 0 ? k->key_step : 1)
-		keyset_add(ks, q->argv[i], q->argl[i]);
+	if (cmd_key_range(k, q->argc, &first, &last, &step))
+		for (int i = first; i <= last; i += step)
+			keyset_add(ks, q->argv[i], q->argl[i]);
 	return 0;
 }
 

@@ -39,6 +39,7 @@ struct worker;
 struct conn;
 struct multi;
 struct ht;
+struct trk_client;
 
 /*
  * A connection's transport.  Context: the owner worker.
@@ -173,6 +174,10 @@ struct conn {
 	struct multi *multi;	 /* MULTI/WATCH state (multi.h), NULL until used; owner */
 	_Atomic int db;		 /* the selected database (SELECT); written by the owner */
 	struct ht *ht;		 /* the running command's table (db.h db_of()); owner */
+	struct trk_client *trk;	 /* CLIENT TRACKING state (tracking.c), NULL: off; owner */
+	int trk_caching;	 /* CLIENT CACHING yes/no given for the next command; owner */
+	_Atomic unsigned trk_flags;  /* TRK_* of tracking.h, for CLIENT LIST */
+	_Atomic long long trk_redir; /* the REDIRECT id, for CLIENT LIST */
 	/* Subscriptions per enum ps_kind (channels, patterns, shard channels):
 	 * written by the owner (pubsub.c), read by CLIENT LIST. */
 	_Atomic int ps_count[3];

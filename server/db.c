@@ -11,6 +11,9 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "resp/resp.h"
+#include "server/multi.h"
+#include "server/notify.h"
+#include "server/tracking.h"
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
 #include "server/config.h"
@@ -30,15 +33,43 @@
 
 struct ht *_Atomic *g_dbs;
 int g_ndbs;
-/* SWAPDB's: one swap (and its grace period) at a time. */
+/* SWAPDB's: one swap at a time (and db_tables() sees none half done). */
 static pthread_mutex_t swap_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Per db: the cron's moving average of the sampled keys' TTL (INFO). */
 static _Atomic long long *avg_ttl;
 
+/* Every table's watch hook (ht_watch_hook(), @arg the table): a key
+ * changed, under its stripe's mutex; WATCH (on the table's db now) and
+ * client tracking (which ignores dbs, as Redis's) hear of it, and an
+ * expired key is announced (keyspace notifications' "expired"). */
+static void key_changed(void *arg, const void *key, size_t klen, int kind)
+{
+	int db = db_index_of(arg);
+
+	multi_touched(db, key, klen, kind);
+	tracking_touched(key, klen);
+	if (kind == HT_WATCH_EXPIRED && notify_wanted(NOTIFY_EXPIRED))
+		notify_event(NOTIFY_EXPIRED, "expired", key, klen, db);
+}
+
+/* For multi.c: db_at() as a function. */
+static struct ht *table_of(int db)
+{
+	return db_at(db);
+}
+
+/* For tracking.c and notify.c: ht_watch_all() on every table (the set of
+ * tables is fixed; SWAPDB only permutes it). */
+static void watch_all(int delta)
+{
+	for (int i = 0; i < g_ndbs; i++)
+		ht_watch_all(db_at(i), delta);
+}
+
 void db_init(void)
 {
 	g_ndbs = g_cfg.databases > 0 ? g_cfg.databases : 1;
-	g_dbs = xmalloc((size_t)g_ndbs * sizeof(*g_dbs));
+	g_dbs = xcalloc((size_t)g_ndbs, sizeof(*g_dbs));
 	avg_ttl = xmalloc((size_t)g_ndbs * sizeof(*avg_ttl));
 	for (int i = 0; i < g_ndbs; i++) {
 		struct ht *ht = ht_new(NULL);
@@ -47,7 +78,11 @@ void db_init(void)
 			srv_die("cannot create the hash table of db %d", i);
 		atomic_init(&g_dbs[i], ht);
 		atomic_init(&avg_ttl[i], 0);
+		ht_watch_hook(ht, key_changed, ht);
 	}
+	multi_init(table_of);
+	tracking_init(watch_all);
+	notify_init(watch_all);
 }
 
 void db_fini(void)

@@ -43,6 +43,7 @@
 #include "hashtable/ht.h"
 #include "rcu/rcu.h"
 #include "resp/resp.h"
+#include "server/notify.h"
 #include "server/mem.h"
 #include "server/config.h"
 #include "server/db.h"
@@ -257,11 +258,11 @@ static size_t evict_key(int db, const void *key, size_t klen, int volatile_only)
 	if (ht_rmw(db_at(db), key, klen, evdel_fn, &d) != HT_RMW_DELETE)
 		return 0;
 	atomic_fetch_add_explicit(&evicted_keys, 1, memory_order_relaxed);
+	if (notify_wanted(NOTIFY_EVICTED))
+		notify_event(NOTIFY_EVICTED, "evicted", key, klen, db);
 	return d.bytes;
 }
 
-/* Evict one key under @policy (ev_lock held).  Return the bytes freed, or 0
- * if no key could be evicted. */
 /* The keys a policy may evict in table @ht (volatile: those with a TTL). */
 static size_t evictable(struct ht *ht, int vol)
 {
@@ -316,6 +317,8 @@ static size_t pool_fill(int policy, int vol, size_t samples)
 	return total;
 }
 
+/* Evict one key under @policy (ev_lock held).  Return the bytes freed, or 0
+ * if no key could be evicted. */
 static size_t evict_one(int policy)
 {
 	int vol = policy_is_volatile(policy);

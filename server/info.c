@@ -30,6 +30,7 @@
 #include "server/persist.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
+#include "server/tracking.h"
 #include "server/server.h"
 #include "server/stats.h"
 #include "server/util.h"
@@ -295,15 +296,18 @@ static void info_server(struct sbuf *s, long long now)
 
 static void info_clients(struct sbuf *s, long long now)
 {
+	long long tc, tk, ti, tp;
+
 	(void)now;
+	tracking_stats(&tc, &tk, &ti, &tp);
 	sb_printf(
 	    s,
 	    "connected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%"
 	    "lld\r\n"
 	    "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"
-	    "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+	    "blocked_clients:0\r\ntracking_clients:%lld\r\nclients_in_timeout_table:0\r\n",
 	    atomic_load(&g_srv.nclients),
-	    atomic_load(&g_cfg.maxclients));
+	    atomic_load(&g_cfg.maxclients), tc);
 }
 
 static void info_memory(struct sbuf *s, long long now)
@@ -378,7 +382,9 @@ static void info_stats(struct sbuf *s, long long now)
 	(void)now;
 	double stale;
 	unsigned long long cap, cpu_ms, ex_total, ex_cur;
+	long long tc, tk, ti, tp;
 
+	tracking_stats(&tc, &tk, &ti, &tp);
 	db_expire_stats(&stale, &cap, &cpu_ms);
 	evict_exceeded_time(&ex_total, &ex_cur);
 	sb_printf(
@@ -413,14 +419,14 @@ static void info_stats(struct sbuf *s, long long now)
 		  "active_defrag_hits:0\r\nactive_defrag_misses:0\r\n"
 		  "active_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\n"
 		  "total_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\n"
-		  "tracking_total_keys:0\r\ntracking_total_items:0\r\n"
-		  "tracking_total_prefixes:0\r\nunexpected_error_replies:0\r\n"
+		  "tracking_total_keys:%lld\r\ntracking_total_items:%lld\r\n"
+		  "tracking_total_prefixes:%lld\r\nunexpected_error_replies:0\r\n"
 		  "total_error_replies:%llu\r\ndump_payload_sanitizations:0\r\n"
 		  "total_reads_processed:%llu\r\ntotal_writes_processed:%llu\r\n"
 		  "io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n"
 		  "reply_buffer_shrinks:%llu\r\nreply_buffer_expands:%llu\r\n",
-		  pubsub_count(PS_SHARD), STAT(errors), STAT(reads), STAT(writes), STAT(reply_shrinks),
-		  STAT(reply_expands));
+		  pubsub_count(PS_SHARD), tk, ti, tp, STAT(errors), STAT(reads), STAT(writes),
+		  STAT(reply_shrinks), STAT(reply_expands));
 }
 
 static void info_replication(struct sbuf *s, long long now)

@@ -31,7 +31,6 @@
 #include "server/evict.h"
 #include "server/info.h"
 #include "server/log.h"
-#include "server/multi.h"
 #include "server/mem.h"
 #include "server/net.h"
 #include "server/persist.h"
@@ -340,7 +339,6 @@ int main(int argc, char **argv)
 	adjust_open_files_limit();
 	rcu_register_thread();
 	db_init();
-	multi_init();
 	evict_init();
 	persist_init();
 	cmd_init();

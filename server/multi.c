@@ -12,7 +12,6 @@
  */
 #include "server/multi.h"
 #include "server/conn.h"
-#include "server/db.h"
 #include "server/util.h"
 
 #include "hashtable/ht.h"
@@ -45,13 +44,17 @@ struct watch_ref {
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct watch_key **wbuckets; /* watch_lock */
 static size_t wnb, wcount;	    /* buckets (a power of two), keys; watch_lock */
+/* wcount, for writers that see no watcher (ht_watch_all(): every change
+ * calls the hook): a WATCH counts here before its stripe's count, so a writer
+ * that must find it sees this non-zero (the stripe mutex orders the two). */
+static _Atomic size_t wkeys;
+/* db.c's db_at(): the table of a database now (SWAPDB moves tables between
+ * indexes); set by multi_init(), immutable after. */
+static struct ht *(*table_of)(int db);
 
-/* The hook's argument is the table: its db is looked up when it fires
- * (SWAPDB moves tables between indexes). */
-void multi_init(void)
+void multi_init(struct ht *(*db_table_of)(int db))
 {
-	for (int i = 0; i < g_ndbs; i++)
-		ht_watch_hook(db_at(i), multi_touched, db_at(i));
+	table_of = db_table_of;
 }
 
 static uint64_t whash(int db, const void *key, size_t klen)
@@ -213,6 +216,7 @@ void multi_watch(struct conn *c, const void *key, size_t klen)
 		wk->next = *wbucket(h);
 		*wbucket(h) = wk;
 		wcount++;
+		atomic_store_explicit(&wkeys, wcount, memory_order_relaxed);
 	}
 	r->wk = wk;
 	r->next = wk->refs;
@@ -240,6 +244,7 @@ static void wunlink(struct watch_ref *r)
 		;
 	*pp = wk->next;
 	wcount--;
+	atomic_store_explicit(&wkeys, wcount, memory_order_relaxed);
 	free(wk);
 }
 
@@ -273,10 +278,10 @@ int multi_watch_broken(struct conn *c)
 		return 1;
 	for (int i = 0; i < m->nw; i++) {
 		struct watch_ref *r = m->w[i];
-		int now = ht_peek_rcu(db_at(r->wk->db), r->wk->key, r->wk->klen) != NULL;
+		int now = ht_peek_rcu(table_of(r->wk->db), r->wk->key, r->wk->klen) != NULL;
 
-		/* Deleted, expired or evicted since WATCH; or created in a
-		 * table whose stripe did not count us (SWAPDB moved it). */
+		/* Expired or flushed since WATCH; or created in a table whose
+		 * stripe did not count us (SWAPDB moved it, multi_touch_dbs()). */
 		if (now != r->present)
 			return 1;
 	}
@@ -297,10 +302,13 @@ static void wtouch(struct watch_key *wk)
 		atomic_store_explicit(&r->m->dirty_cas, 1, memory_order_release);
 }
 
-void multi_touched(void *arg, const void *key, size_t klen)
+void multi_touched(int db, const void *key, size_t klen, int kind)
 {
-	int db = db_index_of(arg);
-
+	/* An expired key's removal breaks only a WATCH that saw the key: the
+	 * presence check at EXEC finds that one (as Redis: a key already
+	 * expired when WATCH ran is no change). */
+	if (kind == HT_WATCH_EXPIRED || !atomic_load_explicit(&wkeys, memory_order_relaxed))
+		return;
 	pthread_mutex_lock(&watch_lock);
 	wtouch(wfind(whash(db, key, klen), db, key, klen));
 	pthread_mutex_unlock(&watch_lock);
@@ -310,9 +318,9 @@ void multi_touched(void *arg, const void *key, size_t klen)
  * Redis's touchAllWatchedKeysInDb(): every key watched in db @a or @b (-1:
  * none) that exists in either of them breaks its watchers.  FLUSHDB and
  * FLUSHALL call it before the flush (with @b -1), SWAPDB after the swap and
- * its grace period.  A watched key absent from both stays watched; its
- * count stays in the table WATCH saw (watch_ref.ht), and EXEC's presence
- * check (multi_watch_broken()) catches a later creation wherever it lands.
+ * its wait.  A watched key absent from both stays watched; its count stays
+ * in the table WATCH saw (watch_ref.ht), and EXEC's presence check
+ * (multi_watch_broken()) catches a later creation wherever it lands.
  * Context: worker, online (lock-free lookups); no stripe held.
  */
 void multi_touch_dbs(int a, int b)
@@ -322,8 +330,8 @@ void multi_touch_dbs(int a, int b)
 		for (struct watch_key *wk = wbuckets[i]; wk; wk = wk->next) {
 			if (wk->db != a && wk->db != b)
 				continue;
-			if (ht_peek_rcu(db_at(a), wk->key, wk->klen) ||
-			    (b >= 0 && ht_peek_rcu(db_at(b), wk->key, wk->klen)))
+			if (ht_peek_rcu(table_of(a), wk->key, wk->klen) ||
+			    (b >= 0 && ht_peek_rcu(table_of(b), wk->key, wk->klen)))
 				wtouch(wk);
 		}
 	}

@@ -5,20 +5,24 @@
  * cmd_multi.c's; dispatch (cmd.c) queues through multi_queue().
  *
  * Context: every function runs on the connection's own worker, online as a
- * QSBR reader, except multi_touched(), which the table calls from any writer
- * (ht_watch_hook(): a publication in a stripe with watchers, under that
+ * QSBR reader, except multi_touched(), which the table's hook calls from any
+ * writer (ht_watch_hook(): a change in a stripe with watchers, under that
  * stripe's mutex).  The registry has its own mutex, nested inside stripe
  * mutexes and outside nothing: WATCH and UNWATCH take it with no stripe held,
  * and call ht_watch() (which takes a stripe) only after releasing it.
  *
  * How a write breaks a WATCH (Redis's touchWatchedKey semantics):
- *  - a publication of the key (SET, INCR, EXPIRE, MSET, RENAME's target, a
+ *  - a write of the key (SET, INCR, EXPIRE, MSET, RENAME, DEL, eviction, a
  *    transaction's write...) from any worker calls multi_touched(), which
  *    marks every watcher dirty;
- *  - a removal (DEL, expiry, eviction, FLUSHDB) calls nothing: EXEC compares
- *    each key's presence with the presence WATCH saw (multi_watch_broken()),
- *    with the keys' stripes held, so a removal before EXEC breaks the WATCH
- *    and a key that was already absent stays unbroken, as in Redis.
+ *  - the removal of an expired key calls nothing: EXEC compares each key's
+ *    presence with the presence WATCH saw (multi_watch_broken()), with the
+ *    keys' stripes held, so a key that expired after WATCH breaks it and a
+ *    key that was already absent stays unbroken, as in Redis;
+ *  - FLUSHDB, FLUSHALL and SWAPDB break the watches of keys that exist in
+ *    the dbs they change (multi_touch_dbs()).
+ * A watch is on (db, key); docs/databases.md says how SWAPDB moves tables
+ * under the watches.
  */
 #ifndef SERVER_MULTI_H
 #define SERVER_MULTI_H
@@ -52,9 +56,8 @@ struct multi {
 	int nw, capw;
 };
 
-/* After db_init(): hook every database's table (a write in a stripe with
- * watchers calls multi_touched()). */
-void multi_init(void);
+/* At db_init(): how to find the table of a database now (db.c's db_at()). */
+void multi_init(struct ht *(*db_table_of)(int db));
 /* The connection's state, allocated at first use (aborts on no memory). */
 struct multi *multi_of(struct conn *c);
 /* Inside MULTI (and not running EXEC): commands are queued. */
@@ -79,8 +82,8 @@ void multi_unwatch_all(struct conn *c);
 int multi_watch_broken(struct conn *c);
 /* The watched keys, for EXEC's key set: key @i of multi_of(c)->nw. */
 void multi_watch_key(struct conn *c, int i, int *db, const void **key, size_t *klen);
-/* The table's hook: @key was published in a stripe with watchers. */
-void multi_touched(void *arg, const void *key, size_t klen);
+/* From the table's hook (db.c): @key changed (@kind: HT_WATCH_*). */
+void multi_touched(int db, const void *key, size_t klen, int kind);
 /* FLUSHDB/FLUSHALL (@b -1) and SWAPDB: break the watches of keys watched in
  * db @a or @b that exist in either (Redis's touchAllWatchedKeysInDb()). */
 void multi_touch_dbs(int a, int b);

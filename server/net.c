@@ -29,6 +29,7 @@
 #include "server/db.h"
 #include "server/log.h"
 #include "server/multi.h"
+#include "server/tracking.h"
 #include "server/net.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
@@ -172,6 +173,7 @@ static const struct conn_loop ev_loop = {
 /* A connection closes: its transaction state, then the registry entry. */
 static void srv_closing(struct conn *c)
 {
+	tracking_off(c);
 	multi_release(c);
 	client_unregister(c);
 }

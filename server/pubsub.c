@@ -81,6 +81,7 @@ struct ps_client {
 
 struct ps_msg {
 	_Atomic long refs;
+	int invalidate; /* client tracking: buf is the keys' array (len 0: all keys) */
 	size_t len;
 	char buf[]; /* the RESP2 array; RESP3 sends '>' for buf[0] */
 };
@@ -356,6 +357,26 @@ static void mb_put_rcu(struct rcu_head *h)
 	mb_put(container_of(h, struct ps_client, rcu));
 }
 
+void pubsub_conn_opened(struct conn *c)
+{
+	(void)mailbox(c);
+}
+
+struct ps_client *pubsub_mailbox_hold(struct conn *x)
+{
+	struct ps_client *mb = x->ps;
+
+	if (mb)
+		atomic_fetch_add_explicit(&mb->refs, 1, memory_order_relaxed);
+	return mb;
+}
+
+void pubsub_mailbox_drop(struct ps_client *mb)
+{
+	if (mb)
+		mb_put(mb);
+}
+
 void pubsub_conn_closed(struct conn *c)
 {
 	struct ps_client *mb = c->ps;
@@ -406,6 +427,7 @@ static struct ps_msg *msg_new(const char *word, const struct ps_chan *pat, const
 	char *d = m->buf;
 
 	atomic_init(&m->refs, 1);
+	m->invalidate = 0;
 	memcpy(d, pat ? "*4\r\n" : "*3\r\n", 4);
 	d += 4;
 	d += put_bulk(d, word, strlen(word));
@@ -417,11 +439,39 @@ static struct ps_msg *msg_new(const char *word, const struct ps_chan *pat, const
 	return m;
 }
 
+/*
+ * A client-tracking invalidation, as Redis's sendTrackingMessage(): a RESP3
+ * push ["invalidate", keys], or for a RESP2 connection in subscribed mode
+ * (a REDIRECT target) a message on __redis__:invalidate; nothing for any
+ * other RESP2 connection.  keys is null after a flush.
+ */
+static void write_invalidate(struct conn *c, const struct ps_msg *m)
+{
+	static const char push[] = ">2\r\n$10\r\ninvalidate\r\n";
+	static const char msg[] = "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n";
+
+	if (c->resp == 3)
+		reply_raw(c, push, sizeof(push) - 1);
+	else if (c->flags & CONN_PUBSUB)
+		reply_raw(c, msg, sizeof(msg) - 1);
+	else
+		return;
+	if (m->len)
+		reply_raw(c, m->buf, m->len);
+	else
+		reply_null(c);
+	conn_output_added(c);
+}
+
 /* Append @m to the open connection @c.  Owner worker. */
 static void write_msg(struct conn *c, const struct ps_msg *m)
 {
 	if (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))
 		return;
+	if (m->invalidate) {
+		write_invalidate(c, m);
+		return;
+	}
 	if (c->resp == 3) {
 		reply_raw(c, ">", 1);
 		reply_raw(c, m->buf + 1, m->len - 1);
@@ -465,7 +515,7 @@ static long long fan_out(struct conn *pub, struct ps_chan *ch, struct ps_msg **m
 	list_for_each_entry_rcu(s, &ch->subs, node) {
 		if (!*m)
 			*m = msg_new(word, pat, name, len, msg, mlen);
-		if (s->mb->w == pub->w) { /* ours: mb->conn is ours to read */
+		if (pub && s->mb->w == pub->w) { /* ours: mb->conn is ours to read */
 			if (s->mb->conn)
 				write_msg(s->mb->conn, *m);
 		} else {
@@ -500,6 +550,25 @@ long long pubsub_publish(struct conn *c, enum ps_kind kind, const char *ch, size
 	}
 	rcu_read_unlock();
 	return n;
+}
+
+void pubsub_invalidate(struct ps_client *mb, const char *key, size_t klen)
+{
+	struct ps_msg *m;
+
+	if (!mb) /* the REDIRECT target had gone when tracking was turned on */
+		return;
+	m = xmalloc(sizeof(*m) + (key ? 4 + 26 + klen : 0));
+
+	atomic_init(&m->refs, 1);
+	m->invalidate = 1;
+	m->len = 0;
+	if (key) {
+		memcpy(m->buf, "*1\r\n", 4);
+		m->len = 4 + put_bulk(m->buf + 4, key, klen);
+	}
+	push_remote(mb, m);
+	msg_put(m);
 }
 
 void pubsub_drain(struct worker *w)

@@ -48,9 +48,11 @@ void pubsub_unsubscribe_all(struct conn *c, enum ps_kind kind);
 /*
  * pubsub_publish() - deliver @msg (@mlen bytes) on channel @ch (@chlen) of
  * @kind (PS_CHANNEL: its subscribers and every matching pattern's; PS_SHARD:
- * the shard channel's subscribers only).
- * Context: any worker, online (QSBR read side); takes no lock, never waits
- * for a subscriber.  Return: the receivers (a client subscribed to the
+ * the shard channel's subscribers only), from connection @c's command, or
+ * from no command (@c NULL: keyspace notifications of expiry and eviction;
+ * every delivery then goes through the inboxes).
+ * Context: any worker, or the main thread, online (QSBR read side); takes
+ * no lock, never waits for a subscriber.  Return: the receivers (a client subscribed to the
  * channel and to two matching patterns counts three times, as in Redis).
  */
 long long pubsub_publish(struct conn *c, enum ps_kind kind, const char *ch, size_t chlen,
@@ -62,6 +64,23 @@ long long pubsub_publish(struct conn *c, enum ps_kind kind, const char *ch, size
  * message already queued for it.  Context: @c's worker, from conn_close().
  */
 void pubsub_conn_closed(struct conn *c);
+
+/*
+ * Mailboxes for other modules (client tracking's invalidations).
+ * pubsub_conn_opened(): @c gets its mailbox; before it is in the client
+ * registry (client_register()), so a registered connection always has one.
+ * pubsub_mailbox_hold(): a reference on @x's mailbox (NULL if it has none):
+ * @x's own worker, or any thread under g_clients_lock while @x is registered.
+ * pubsub_mailbox_drop(): put it back (any thread; NULL is fine).
+ * pubsub_invalidate(): queue an invalidation of @key (NULL: every key, after
+ * a flush) for @mb's connection, delivered on its worker after the command
+ * running now (write_invalidate() says in which form).  Any thread; @mb held.
+ */
+struct ps_client;
+void pubsub_conn_opened(struct conn *c);
+struct ps_client *pubsub_mailbox_hold(struct conn *x);
+void pubsub_mailbox_drop(struct ps_client *mb);
+void pubsub_invalidate(struct ps_client *mb, const char *key, size_t klen);
 
 /*
  * pubsub_drain() - write the messages other workers queued for @w's

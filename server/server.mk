@@ -8,7 +8,7 @@ SERVER_SRCS := server/main.c server/config.c server/log.c server/util.c server/r
                server/net.c server/cmd.c server/info.c server/tls.c server/persist.c \
                server/stats.c server/lathist.c server/db.c server/evict.c server/mem.c \
                server/cmd_docs.c server/cmd_string.c server/cmd_bit.c server/bitops.c server/cmd_keys.c server/cmd_db.c server/cmd_expire.c \
-               server/cmd_conn.c server/cmd_server.c server/client.c server/cmd_client.c server/cmd_object.c server/cmd_dump.c server/multi.c server/cmd_multi.c server/conn.c \
+               server/cmd_conn.c server/cmd_server.c server/client.c server/cmd_client.c server/cmd_object.c server/cmd_dump.c server/multi.c server/cmd_multi.c server/tracking.c server/cmd_tracking.c server/notify.c server/conn.c \
                server/pubsub.c server/cmd_pubsub.c \
                server/server.c
 # The keyspace is the QSBR build of the hash table (hashtable/hashtable.mk).
@@ -27,10 +27,11 @@ PRODUCT_BINS += $(B)/rcukv-server
 
 -include tests/server/server_tests.mk
 
-# make bench-server: redis-benchmark against rcukv-server and redis-server 7
+# make bench-server: redis-benchmark (and bench/bench_multi for MULTI/EXEC)
+# against rcukv-server and redis-server 7
 # (default and io-threads 2), alternating; BENCH_QUICK=1 for a short run.
 .PHONY: bench-server
-bench-server: $(B)/rcukv-server
+bench-server: $(B)/rcukv-server $(B)/bench/bench_multi
 	@bench/bench_server.sh $(B)/rcukv-server
 BENCH_SUBJECTS += server
 

@@ -32,6 +32,7 @@
 #include "server/client.h"
 #include "server/db.h"
 #include "server/multi.h"
+#include "server/tracking.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #include <hiredis/hiredis.h>
@@ -138,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* As the server's net.c: the transaction state, then the registry. */
 static void fz_closing(struct conn *c)
 {
+	tracking_off(c);
 	multi_release(c);
 	client_unregister(c);
 }
@@ -164,7 +166,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	saved.loglevel = atomic_load(&g_cfg.loglevel);
 	rcu_register_thread();
 	db_init(); /* the keyspace the commands run on; the table comes from commands.def */
-	multi_init();
 	cmd_init();
 	db_fini();
 	return 0;
@@ -179,7 +180,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_split_input(data, size, &in);
 	cfg_reset();
 	db_init();
-	multi_init();
 	/* A second, idle client: CLIENT LIST / KILL have someone else to see. */
 	other = fz_conn_new();
 	other->name = xstrdup("bystander");

@@ -437,10 +437,13 @@ static void test_nested(void)
 static int hook_calls;
 static char hook_last[32];
 
-static void hook(void *arg, const void *key, size_t klen)
+static int hook_kind;
+
+static void hook(void *arg, const void *key, size_t klen, int kind)
 {
 	(void)arg;
 	hook_calls++;
+	hook_kind = kind;
 	snprintf(hook_last, sizeof(hook_last), "%.*s", (int)klen, (const char *)key);
 }
 
@@ -478,15 +481,28 @@ static void test_watch(void)
 	CHECK(hook_calls == 3, "ht_txn_set() calls it (%d)", hook_calls);
 	ht_expire_set(ht, "w", 1, ht_now_ms() + 100000, 0);
 	CHECK(hook_calls == 4, "an expiry change calls it (%d)", hook_calls);
+	CHECK(hook_kind == HT_WATCH_STORE, "... as a store");
 	ht_del(ht, "w", 1);
-	CHECK(hook_calls == 4, "a delete does not (%d)", hook_calls);
+	CHECK(hook_calls == 5 && hook_kind == HT_WATCH_DELETE, "a delete calls it as a delete (%d)",
+	      hook_calls);
 	ht_set(ht, "other", 5, "v", 1, HT_NO_EXPIRE, 0, NULL);
-	CHECK(hook_calls == 5 && !strcmp(hook_last, "other"),
+	CHECK(hook_calls == 6 && !strcmp(hook_last, "other"),
 	      "another key of the stripe calls it too: the hook sorts them (%d)", hook_calls);
 	CHECK(ht_watch(ht, "other", 5, 0) == 1, "ht_watch() of a present key: 1");
+	ht_set(ht, "gone", 4, "v", 1, ht_now_ms() - 1000 + 1001, 0, NULL);
+	hook_calls = 0;
+	usleep(5000);
+	CHECK(ht_del(ht, "gone", 4) == -ENOENT && hook_calls == 1 && hook_kind == HT_WATCH_EXPIRED,
+	      "a writer removing an expired key calls it as expired (%d, kind %d)", hook_calls,
+	      hook_kind);
 	CHECK(ht_watch(ht, "w", 1, -1) == 0, "unwatch");
+	hook_calls = 0;
 	ht_set(ht, "w", 1, "v", 1, HT_NO_EXPIRE, 0, NULL);
-	CHECK(hook_calls == 5, "no watchers left: no call (%d)", hook_calls);
+	CHECK(hook_calls == 0, "no watchers left: no call (%d)", hook_calls);
+	ht_watch_all(ht, 1);
+	ht_set(ht, "w", 1, "v", 1, HT_NO_EXPIRE, 0, NULL);
+	CHECK(hook_calls == 1, "ht_watch_all(): every change calls it (%d)", hook_calls);
+	ht_watch_all(ht, -1);
 	ht_free(ht);
 	ht = NULL;
 }

@@ -85,3 +85,24 @@ $(B)/tests/server/test_pubsub: $(B)/tests/server/test_pubsub.o | $(B)/rcukv-serv
 	$(CC) $(LDFLAGS) -o $@ $^ $(call pc,--libs,hiredis) -lpthread
 TEST_BINS += $(B)/tests/server/test_pubsub
 TEST_SCRIPTS += tests/server/test_pubsub.sh
+
+# tests/server/test_multi: MULTI/EXEC atomic for readers on every worker and
+# WATCH losing no update, under transfers (issue 16 item 2), with hiredis;
+# tests/server/test_multi.sh runs it against rcukv and a redis-server, with
+# cases_multi.txt and redis-py (test_multi.py).  Ports 7740-7759.
+$(B)/tests/server/test_multi.o: CFLAGS += $(call pc,--cflags,hiredis)
+$(B)/tests/server/test_multi: $(B)/tests/server/test_multi.o | $(B)/rcukv-server
+	$(CC) $(LDFLAGS) -o $@ $^ $(call pc,--libs,hiredis) -lpthread
+ALL_BINS += $(B)/tests/server/test_multi
+test-run build-tests: $(B)/tests/server/test_multi
+TEST_SCRIPTS += tests/server/test_multi.sh
+
+# tests/server/test_tracking.sh: client-side caching (issue 16 item 4):
+# cases_tracking.txt and redis-py's REDIRECT listener against rcukv and a
+# redis-server.  Ports 7800-7819.
+TEST_SCRIPTS += tests/server/test_tracking.sh
+
+# tests/server/test_cases.sh: case files without a test of their own
+# (cases_notify.txt: keyspace notifications) against rcukv and a
+# redis-server.  Ports 7820-7839.
+TEST_SCRIPTS += tests/server/test_cases.sh

@@ -21,12 +21,7 @@ need_built "$SRV" "$TS" "$TP"
 scratch_init pubsub
 server_up "" 7760 --threads 2 --save ""
 
-# redis-py: Debian's package is for Debian's python3, which may not be the
-# first python3 on PATH
-PY=
-for py in /usr/bin/python3 python3; do
-  if "$py" -c 'import redis' 2>/dev/null; then PY=$py; break; fi
-done
+find_redis_py
 
 run_all() { # run_all WHO PORT
   check_cases "cases_pubsub.txt against $1" \
@@ -39,8 +34,5 @@ run_all() { # run_all WHO PORT
   fi
 }
 
-run_all rcukv-server "$P"
-if redis_up $((P + 1)); then
-  run_all "redis-server $(redis-server --version | grep -o 'v=[0-9.]*')" "$RP"
-fi
+against_both run_all $((P + 1))
 summary

@@ -178,8 +178,30 @@ struct srcu_reclaim {
 	pthread_mutex_t lock;           /* sleeping, stop; cond */
 	pthread_cond_t cond;            /* pending non-empty, stop, progress */
 	bool sleeping, stop;
+	/* The thread starts with the first object pushed (ensure_thread()), so
+	 * a reclaimer that never reclaims costs no thread. */
+	_Atomic bool started;
+	char tname[16];
 	pthread_t thread;
 };
+
+static void *reclaim_main(void *arg);
+
+/* Start @r's thread if it has not started.  r->lock held.  Return 0 or the
+ * pthread_create() error (retried at the next push or barrier). */
+static int ensure_thread(struct srcu_reclaim *r)
+{
+	int err;
+
+	if (atomic_load_explicit(&r->started, memory_order_relaxed) || r->stop)
+		return 0;
+	err = pthread_create(&r->thread, NULL, reclaim_main, r);
+	if (err)
+		return err;
+	pthread_setname_np(r->thread, r->tname);
+	atomic_store_explicit(&r->started, true, memory_order_relaxed);
+	return 0;
+}
 
 static struct srcu_reclaim *_Atomic reclaim_slots[SRCU_RECLAIM_MAX];
 
@@ -196,8 +218,9 @@ static void stage1(struct srcu_reclaim *r, struct rcu_head *h)
 							memory_order_release,
 							memory_order_relaxed));
 	atomic_fetch_add_explicit(&r->pushed, 1, memory_order_relaxed);
-	if (!old) {
+	if (!old || !atomic_load_explicit(&r->started, memory_order_relaxed)) {
 		pthread_mutex_lock(&r->lock);
+		(void)ensure_thread(r);
 		if (r->sleeping)
 			pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
@@ -242,12 +265,25 @@ static void stage1(struct srcu_reclaim *r, struct rcu_head *h)
 	{                                                                    \
 		stage1(atomic_load_explicit(&reclaim_slots[n], memory_order_acquire), h); \
 	}
-STAGE1(0) STAGE1(1) STAGE1(2) STAGE1(3) STAGE1(4) STAGE1(5) STAGE1(6) STAGE1(7)
-STAGE1(8) STAGE1(9) STAGE1(10) STAGE1(11) STAGE1(12) STAGE1(13) STAGE1(14) STAGE1(15)
+/* Ten trampolines (and their table entries) per decimal prefix: S10() is
+ * 0-9, S10(1) 10-19, ... up to SRCU_RECLAIM_MAX - 1. */
+#define S10(p)                                                                                     \
+	STAGE1(p##0) STAGE1(p##1) STAGE1(p##2) STAGE1(p##3) STAGE1(p##4) STAGE1(p##5)            \
+	STAGE1(p##6) STAGE1(p##7) STAGE1(p##8) STAGE1(p##9)
+#define F10(p)                                                                                     \
+	stage1_##p##0, stage1_##p##1, stage1_##p##2, stage1_##p##3, stage1_##p##4, stage1_##p##5,  \
+	    stage1_##p##6, stage1_##p##7, stage1_##p##8, stage1_##p##9,
+S10()
+S10(1) S10(2) S10(3) S10(4) S10(5) S10(6) S10(7) S10(8)
+S10(9) S10(10) S10(11) S10(12) S10(13) S10(14) S10(15) S10(16)
+S10(17) S10(18) S10(19) S10(20) S10(21) S10(22) S10(23) S10(24)
 static const rcu_callback_t stage1_fns[SRCU_RECLAIM_MAX] = {
-	stage1_0, stage1_1, stage1_2, stage1_3, stage1_4, stage1_5, stage1_6, stage1_7,
-	stage1_8, stage1_9, stage1_10, stage1_11, stage1_12, stage1_13, stage1_14, stage1_15,
+	F10() F10(1) F10(2) F10(3) F10(4) F10(5) F10(6) F10(7) F10(8)
+	F10(9) F10(10) F10(11) F10(12) F10(13) F10(14) F10(15) F10(16)
+	F10(17) F10(18) F10(19) F10(20) F10(21) F10(22) F10(23) F10(24)
 };
+_Static_assert(SRCU_RECLAIM_MAX == 250, "one trampoline per reclaimer slot: extend S10/F10");
+
 
 static void *reclaim_main(void *arg)
 {
@@ -294,7 +330,6 @@ struct srcu_reclaim *srcu_reclaim_new(struct srcu_struct *ss, rcu_callback_t fun
 				      void (*flavor_barrier)(void), const char *name)
 {
 	struct srcu_reclaim *r = calloc(1, sizeof(*r));
-	char tname[16];
 	int slot = -1;
 
 	if (!r)
@@ -314,12 +349,7 @@ struct srcu_reclaim *srcu_reclaim_new(struct srcu_struct *ss, rcu_callback_t fun
 	if (slot < 0)
 		goto fail;
 	r->slot = slot;
-	if (pthread_create(&r->thread, NULL, reclaim_main, r)) {
-		atomic_store(&reclaim_slots[slot], NULL);
-		goto fail;
-	}
-	snprintf(tname, sizeof(tname), "reclaim-%s", name ? name : ss->name);
-	pthread_setname_np(r->thread, tname);
+	snprintf(r->tname, sizeof(r->tname), "reclaim-%s", name ? name : ss->name);
 	return r;
 fail:
 	pthread_mutex_destroy(&r->lock);
@@ -341,8 +371,10 @@ void srcu_reclaim_barrier(struct srcu_reclaim *r)
 	r->barrier(); /* every stage1 queued before now has run (pushed) */
 	target = atomic_load(&r->pushed);
 	pthread_mutex_lock(&r->lock);
-	while ((long)(atomic_load_explicit(&r->freed, memory_order_acquire) - target) < 0)
+	while ((long)(atomic_load_explicit(&r->freed, memory_order_acquire) - target) < 0) {
+		(void)ensure_thread(r); /* a start that failed at the push */
 		pthread_cond_wait(&r->cond, &r->lock);
+	}
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -355,7 +387,8 @@ void srcu_reclaim_free(struct srcu_reclaim *r)
 	r->stop = true;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
-	pthread_join(r->thread, NULL);
+	if (atomic_load(&r->started))
+		pthread_join(r->thread, NULL);
 	atomic_store(&reclaim_slots[r->slot], NULL);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
@@ -393,7 +426,10 @@ int srcu_reclaim_fork_child(struct srcu_reclaim *r)
 	pthread_cond_init(&r->cond, NULL);
 	r->sleeping = false;
 	r->stop = false;
-	err = pthread_create(&r->thread, NULL, reclaim_main, r);
+	if (!atomic_load(&r->started) && !n)
+		return 0; /* none in the parent, none needed yet: starts at a push */
+	atomic_store(&r->started, false);
+	err = ensure_thread(r);
 	return -err;
 }
 

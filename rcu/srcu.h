@@ -155,7 +155,9 @@ int srcu_readers_active(struct srcu_struct *ss);
 
 /* --- flavor-safe reclamation --------------------------------------------- */
 
-#define SRCU_RECLAIM_MAX 16
+/* Reclaimers per process: rcukv-server's tables have one each (its
+ * `databases`, up to 240) and tests add a few. */
+#define SRCU_RECLAIM_MAX 250
 /* Objects past the flavor's grace period that may wait for a reclaimer's
  * thread before the flavor's callback thread waits for it (bounded memory
  * under a write flood). */
@@ -166,7 +168,9 @@ struct srcu_reclaim;
 /**
  * srcu_reclaim_new() - a reclaimer that runs func(head) for each deferred
  * object after a grace period of the flavor (given by its call_rcu and
- * rcu_barrier) and then of ss.  Starts one thread.
+ * rcu_barrier) and then of ss.  Its one thread starts with the first object
+ * that has passed the flavor's grace period (a reclaimer never used costs
+ * no thread).
  * @name: thread name suffix, for ps/top and stall messages.
  * Return: the reclaimer, or NULL when SRCU_RECLAIM_MAX exist or memory is short.
  * Context: any thread.  Use srcu_reclaim_new_qsbr()/_memb() for the flavor.

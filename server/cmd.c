@@ -17,6 +17,7 @@
 #include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
+#include "server/db.h"
 #include "server/evict.h"
 #include "server/log.h"
 #include "server/multi.h"
@@ -737,6 +738,7 @@ void cmd_dispatch(struct conn *c)
 		reply_simple(c, "QUEUED");
 		return;
 	}
+	db_pin(c);
 	cmd_run(c, k, slot, c->argc);
 }
 

@@ -143,7 +143,7 @@ void cmd_setbit(struct conn *c, int argc)
 		return;
 	}
 	a.on = (int)on;
-	rc = ht_rmw(g_db, K(1), setbit_fn, &a);
+	rc = ht_rmw(db_of(c), K(1), setbit_fn, &a);
 	if (rc < 0) {
 		db_reply_ht_err(c, rc);
 		return;
@@ -162,7 +162,7 @@ void cmd_getbit(struct conn *c, int argc)
 	(void)argc;
 	if (bit_offset_arg(c, 2, 0, &off) < 0)
 		return;
-	e = ht_find_rcu(g_db, K(1));
+	e = ht_find_rcu(db_of(c), K(1));
 	db_hit(c, e != NULL);
 	if (e && (off >> 3) < ht_entry_vlen(e))
 		bit = (((const unsigned char *)ht_entry_val(e))[off >> 3] >> (7 - (off & 7))) & 1;
@@ -174,7 +174,7 @@ void cmd_getbit(struct conn *c, int argc)
 /* The live string at argument 1, counted as a keyspace hit or miss. */
 static const struct ht_entry *bit_lookup(struct conn *c)
 {
-	const struct ht_entry *e = ht_find_rcu(g_db, K(1));
+	const struct ht_entry *e = ht_find_rcu(db_of(c), K(1));
 
 	db_hit(c, e != NULL);
 	return e;
@@ -542,7 +542,7 @@ static void bitfield_generic(struct conn *c, int argc, int ro)
 		goto out;
 	} else {
 		struct bf_rmw_arg a = {&pr, 0};
-		int rc = ht_rmw(g_db, K(1), bf_rmw_fn, &a);
+		int rc = ht_rmw(db_of(c), K(1), bf_rmw_fn, &a);
 
 		if (rc < 0) {
 			db_reply_ht_err(c, rc);

@@ -25,7 +25,7 @@
 static char *client_line(struct conn *x, long long now, size_t *lenp)
 {
 	static const char fmt[] =
-	    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%d "
+	    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%d "
 	    "psub=%d ssub=%d multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
 	    "rbp=0 obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=%lld "
 	    "resp=%d";
@@ -63,7 +63,8 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 	for (int pass = 0; pass < 2; pass++) {
 		n = snprintf(buf, len, fmt, (unsigned long long)x->id, x->addr, x->laddr, x->fd,
 			     x->name ? x->name : "", (now - x->ctime_ms) / 1000, idle,
-			     flags, ps[0], ps[1], ps[2], multi, qb,
+			     flags, atomic_load_explicit(&x->db, memory_order_relaxed), ps[0],
+			     ps[1], ps[2], multi, qb,
 			     qb < PROTO_IOBUF_LEN ? PROTO_IOBUF_LEN - qb : 0,
 			     (size_t)PROTO_IOBUF_LEN, ob, qb + ob + sizeof(*x), cmdname, redir, resp);
 		if (pass == 0) {

@@ -1,6 +1,6 @@
 /*
  * cmd_conn.c - the connection commands (Redis's "connection" group): PING,
- * ECHO, QUIT, SELECT, AUTH, HELLO.  CLIENT is client.c's.
+ * ECHO, QUIT, AUTH, HELLO (SELECT is cmd_db.c's).  CLIENT is client.c's.
  *
  * Context: the connection's worker, inside its QSBR read-side section (see
  * net.h); they touch only the connection running them, and the registry
@@ -50,27 +50,6 @@ void cmd_quit(struct conn *c, int argc)
 	(void)argc;
 	reply_ok(c);
 	c->flags |= CONN_CLOSE_AFTER_REPLY;
-}
-
-void cmd_select(struct conn *c, int argc)
-{
-	long long id;
-
-	(void)argc;
-	if (!resp_str2ll(ARGV(c, 1), ARGL(c, 1), &id)) {
-		reply_error(c, ERR_NOT_INT);
-		return;
-	}
-	if (id < INT32_MIN || id > INT32_MAX) {
-		reply_error(c,
-			    "value is out of range, value must between -2147483648 and 2147483647");
-		return;
-	}
-	if (id != 0) {
-		reply_error(c, ERR_DB_RANGE);
-		return;
-	}
-	reply_ok(c);
 }
 
 #define ERR_AUTH_NOPASS                                                                            \

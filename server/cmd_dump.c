@@ -41,7 +41,7 @@
  * lookupKeyRead()): it counts a hit or a miss and refreshes LRU/LFU. */
 void cmd_dump(struct conn *c, int argc)
 {
-	const struct ht_entry *e = ht_find_rcu(g_db, K(1));
+	const struct ht_entry *e = ht_find_rcu(db_of(c), K(1));
 	void *p;
 	size_t n;
 
@@ -180,7 +180,7 @@ void cmd_restore(struct conn *c, int argc)
 
 	if (restore_parse(c, argc, &o))
 		return;
-	if (!o.replace && ht_peek_rcu(g_db, K(1))) {
+	if (!o.replace && ht_peek_rcu(db_of(c), K(1))) {
 		reply_error(c, ERR_BUSYKEY);
 		return;
 	}
@@ -197,7 +197,7 @@ void cmd_restore(struct conn *c, int argc)
 	a.expire = ttl ? ttl : HT_NO_EXPIRE;
 	a.expired = ttl && ttl <= util_mstime();
 	a.replace = o.replace;
-	rc = ht_rmw(g_db, K(1), restore_fn, &a);
+	rc = ht_rmw(db_of(c), K(1), restore_fn, &a);
 	free(val);
 	if (rc < 0) {
 		db_reply_ht_err(c, rc);
@@ -208,7 +208,7 @@ void cmd_restore(struct conn *c, int argc)
 		return;
 	}
 	if (rc == HT_RMW_STORE) {
-		const struct ht_entry *e = ht_peek_rcu(g_db, K(1));
+		const struct ht_entry *e = ht_peek_rcu(db_of(c), K(1));
 
 		/* Another writer may have replaced the key since: then the
 		 * word set is its entry's, which costs only an estimate. */

@@ -104,7 +104,7 @@ static void expire_generic(struct conn *c, int argc, long long basetime, int sec
 	if (when <= util_mstime()) {
 		struct expire_arg a = {flags, 0};
 
-		rc = ht_rmw(g_db, K(1), expire_past_fn, &a);
+		rc = ht_rmw(db_of(c), K(1), expire_past_fn, &a);
 		if (rc < 0)
 			db_reply_ht_err(c, rc);
 		else
@@ -113,7 +113,7 @@ static void expire_generic(struct conn *c, int argc, long long basetime, int sec
 		return;
 	}
 	rc = ht_expire_set(
-	    g_db, K(1), when,
+	    db_of(c), K(1), when,
 	    ((flags & EXP_NX) ? HT_EXPIRE_NX : 0) | ((flags & EXP_XX) ? HT_EXPIRE_XX : 0) |
 		((flags & EXP_GT) ? HT_EXPIRE_GT : 0) | ((flags & EXP_LT) ? HT_EXPIRE_LT : 0));
 	if (rc > 0)
@@ -150,7 +150,7 @@ static void ttl_generic(struct conn *c, int ms, int abs)
 {
 	int64_t exp;
 
-	if (ht_expire_get(g_db, K(1), &exp) < 0) {
+	if (ht_expire_get(db_of(c), K(1), &exp) < 0) {
 		reply_int(c, -2);
 		return;
 	}
@@ -200,7 +200,7 @@ void cmd_persist(struct conn *c, int argc)
 	int rc;
 
 	(void)argc;
-	rc = ht_expire_clear(g_db, K(1));
+	rc = ht_expire_clear(db_of(c), K(1));
 	if (rc > 0)
 		SRV_DIRTY(c, 1);
 	if (rc == -ENOENT)

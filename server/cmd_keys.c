@@ -15,6 +15,7 @@
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/db.h"
+#include "server/multi.h"
 #include "server/persist.h"
 #include "server/reply.h"
 #include "server/tracking.h"
@@ -64,7 +65,7 @@ static void rename_generic(struct conn *c, int nx)
 	int rc;
 
 	if (ARGL(c, 1) == ARGL(c, 2) && !memcmp(ARGV(c, 1), ARGV(c, 2), ARGL(c, 1))) {
-		if (!ht_find_rcu(g_db, K(1)))
+		if (!ht_find_rcu(db_of(c), K(1)))
 			reply_error(c, ERR_NO_KEY);
 		else if (nx)
 			reply_int(c, 0);
@@ -101,32 +102,27 @@ void cmd_copy(struct conn *c, int argc)
 {
 	struct move_arg a = {1, 1, 0};
 	static const int idx[2] = {1, 2};
+	struct ht *dst = db_of(c);
 	int rc;
 
 	for (int j = 3; j < argc; j++) {
 		if (util_strcaseeq(K(j), "replace")) {
 			a.nx = 0;
 		} else if (util_strcaseeq(K(j), "db") && j + 1 < argc) {
-			long long dbid;
+			int id;
 
-			if (!resp_str2ll(K(j + 1), &dbid)) {
-				reply_error(c, ERR_NOT_INT);
+			if (db_get_index(c, j + 1, &id) != 0)
 				return;
-			}
-			if (dbid < INT32_MIN || dbid > INT32_MAX) {
-				reply_error(c, "value is out of range, value must between "
-					       "-2147483648 and 2147483647");
-				return;
-			}
-			if (dbid != 0) {
-				reply_error(c, ERR_DB_RANGE);
-				return;
-			}
+			dst = db_at(id);
 			j++;
 		} else {
 			reply_error(c, ERR_SYNTAX);
 			return;
 		}
+	}
+	if (dst != db_of(c)) {
+		db_copy_to(c, dst, !a.nx);
+		return;
 	}
 	if (ARGL(c, 1) == ARGL(c, 2) && !memcmp(ARGV(c, 1), ARGV(c, 2), ARGL(c, 1))) {
 		reply_error(c, "source and destination objects are the same");
@@ -148,7 +144,7 @@ void cmd_del(struct conn *c, int argc)
 	long long n = 0;
 
 	for (int j = 1; j < argc; j++)
-		n += ht_del(g_db, K(j)) == 0;
+		n += ht_del(db_of(c), K(j)) == 0;
 	SRV_DIRTY(c, n);
 	reply_int(c, n);
 }
@@ -159,7 +155,7 @@ void cmd_exists(struct conn *c, int argc)
 
 	/* No touch, as Redis (LOOKUP_NOTOUCH): EXISTS is no access for LRU/LFU. */
 	for (int j = 1; j < argc; j++)
-		n += ht_peek_rcu(g_db, K(j)) != NULL;
+		n += ht_peek_rcu(db_of(c), K(j)) != NULL;
 	reply_int(c, n);
 }
 
@@ -175,7 +171,7 @@ void cmd_touch(struct conn *c, int argc)
 	long long n = 0;
 
 	for (int j = 1; j < argc; j++) {
-		int found = ht_find_rcu(g_db, K(j)) != NULL;
+		int found = ht_find_rcu(db_of(c), K(j)) != NULL;
 
 		db_hit(c, found);
 		n += found;
@@ -186,7 +182,7 @@ void cmd_touch(struct conn *c, int argc)
 void cmd_type(struct conn *c, int argc)
 {
 	(void)argc;
-	if (ht_peek_rcu(g_db, K(1))) /* no touch, as Redis */
+	if (ht_peek_rcu(db_of(c), K(1))) /* no touch, as Redis */
 		reply_raw(c, "+string\r\n", 9);
 	else
 		reply_raw(c, "+none\r\n", 7);
@@ -247,7 +243,7 @@ void cmd_keys(struct conn *c, int argc)
 	kl.all = kl.plen == 1 && kl.pat[0] == '*';
 	/* ht_scan_all() leaves the read-side section between buckets; this
 	 * command holds no table reference while it runs. */
-	ht_scan_all(g_db, keys_fn, &kl);
+	ht_scan_all(db_of(c), keys_fn, &kl);
 	keylist_reply_free(c, &kl);
 }
 
@@ -302,11 +298,11 @@ void cmd_scan(struct conn *c, int argc)
 	 * small keyspace is returned in one call as Redis does. */
 	next = cursor;
 	for (int round = 0; round < 16; round++) {
-		if (ht_count(g_db) == 0) {
+		if (ht_count(db_of(c)) == 0) {
 			next = 0;
 			break;
 		}
-		next = ht_scan_rcu(g_db, next, (size_t)count - kl.n, keys_fn, &kl);
+		next = ht_scan_rcu(db_of(c), next, (size_t)count - kl.n, keys_fn, &kl);
 		if (next == 0 || kl.n >= (size_t)count)
 			break;
 	}
@@ -329,7 +325,7 @@ void cmd_randomkey(struct conn *c, int argc)
 	(void)argc;
 	if (!rnd_seed)
 		rnd_seed = (uint64_t)util_ustime() ^ (uint64_t)(uintptr_t)c;
-	e = ht_random_rcu(g_db, &rnd_seed);
+	e = ht_random_rcu(db_of(c), &rnd_seed);
 	if (e)
 		reply_bulk(c, ht_entry_key(e), ht_entry_klen(e));
 	else
@@ -339,26 +335,45 @@ void cmd_randomkey(struct conn *c, int argc)
 void cmd_dbsize(struct conn *c, int argc)
 {
 	(void)argc;
-	reply_int(c, (long long)ht_count(g_db));
+	reply_int(c, (long long)ht_count(db_of(c)));
+}
+
+/* Empty db @i (its table @ht): its watched keys that exist break first
+ * (Redis's touchAllWatchedKeysInDb()).  Add the keys removed to *@removed. */
+static int flush_one(int i, struct ht *ht, size_t *removed)
+{
+	size_t n = ht_count(ht);
+	int rc;
+
+	multi_touch_dbs(i, -1);
+	rc = ht_flush(ht);
+	if (rc == 0)
+		*removed += n;
+	return rc;
 }
 
 void cmd_flush(struct conn *c, int argc)
 {
-	size_t removed;
-	int rc;
+	int all = util_strcaseeq(K(0), "flushall");
+	size_t removed = 0;
+	int rc = 0;
 
 	if (argc > 2 ||
 	    (argc == 2 && !util_strcaseeq(K(1), "async") && !util_strcaseeq(K(1), "sync"))) {
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
-	removed = ht_count(g_db);
-	rc = ht_flush(g_db);
+	if (all)
+		for (int i = 0; i < g_ndbs && rc == 0; i++)
+			rc = flush_one(i, db_at(i), &removed);
+	else
+		rc = flush_one(atomic_load_explicit(&c->db, memory_order_relaxed), db_of(c),
+			       &removed);
+	SRV_DIRTY(c, removed);
 	if (rc < 0) {
 		db_reply_ht_err(c, rc);
 	} else {
-		SRV_DIRTY(c, removed);
-		if (util_strcaseeq(K(0), "flushall"))
+		if (all)
 			persist_flushall();
 		tracking_flushed(); /* every tracking client: all keys changed */
 		reply_ok(c);

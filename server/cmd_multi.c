@@ -114,9 +114,24 @@ static void use_args(struct conn *c, const struct multi_cmd *q)
 	c->argl = q->argl;
 }
 
+/* Whether queued command @q (row @k) uses another database than the
+ * connection's: SELECT, MOVE, SWAPDB, COPY ... DB.  Such a command runs
+ * alone, and the run after it works on the connection's db as it is then. */
+static int changes_db(const struct cmd *k, const struct multi_cmd *q)
+{
+	if (k->proc == cmd_select || k->proc == cmd_move || k->proc == cmd_swapdb)
+		return 1;
+	if (k->proc == cmd_copy)
+		for (int j = 3; j < q->argc; j++)
+			if (util_strcaseeq(q->argv[j], q->argl[j], "db"))
+				return 1;
+	return 0;
+}
+
 /*
  * Add queued command @q's keys to @ks.  Return 1 if it must run alone (no
- * key positions, and it works on the whole keyspace or the server), else 0.
+ * key positions, and it works on the whole keyspace or the server; or it
+ * changes or crosses databases, changes_db()), else 0.
  * An unknown command or a wrong arity (the table changed since it was
  * queued) adds nothing and runs in place, to reply its error.
  */
@@ -129,6 +144,8 @@ static int add_keys(struct conn *c, const struct multi_cmd *q, struct keyset *ks
 	k = cmd_row_of(c);
 	if (!k)
 		return 0;
+	if (changes_db(k, q))
+		return 1;
 	if (k->first_key == 0)
 		return (k->flags & (CMD_WRITE | CMD_ADMIN)) ||
 		       (k->acl & (ACL_KEYSPACE | ACL_DANGEROUS | ACL_ADMIN));
@@ -170,10 +187,13 @@ static int run_fn(struct ht_txn *tx, void *arg)
 	return 0;
 }
 
-/* Run @r holding the stripes of @ks (nothing to hold: just run it). */
+/* Run @r holding the stripes of @ks (nothing to hold: just run it), in the
+ * table of the connection's db as it is now (a SELECT or SWAPDB before it
+ * ran alone). */
 static void run_atomic(struct run *r, struct keyset *ks)
 {
-	if (ks->n && ht_txn(g_db, ks->n, ks->keys, ks->klens, run_fn, r) == 0)
+	db_pin(r->c);
+	if (ks->n && ht_txn(db_of(r->c), ks->n, ks->keys, ks->klens, run_fn, r) == 0)
 		return;
 	if (!r->ran) /* no keys, or ht_txn() could not start (no memory) */
 		run_fn(NULL, r);
@@ -200,13 +220,16 @@ void cmd_exec(struct conn *c, int argc)
 	}
 	m->in_exec = 1;
 	/* Runs of keyed commands, each atomic; a whole-keyspace command alone
-	 * between them.  The first run also holds the watched keys. */
+	 * between them.  The first run also holds the keys watched in the
+	 * connection's db (keys watched in another db are checked unheld). */
 	for (int w = 0; w < m->nw; w++) {
 		const void *key;
 		size_t klen;
+		int db;
 
-		multi_watch_key(c, w, &key, &klen);
-		keyset_add(&ks, key, klen);
+		multi_watch_key(c, w, &db, &key, &klen);
+		if (db == atomic_load_explicit(&c->db, memory_order_relaxed))
+			keyset_add(&ks, key, klen);
 	}
 	do {
 		struct run r = {.c = c, .from = i, .first = i == 0};
@@ -225,6 +248,7 @@ void cmd_exec(struct conn *c, int argc)
 		if (alone) {
 			struct run one = {.c = c, .from = i, .to = i + 1};
 
+			db_pin(c);
 			run_fn(NULL, &one);
 			i++;
 		}

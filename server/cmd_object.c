@@ -23,6 +23,7 @@
 #include "server/util.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,7 @@
  * after replying null. */
 static const struct ht_entry *lookup_notouch(struct conn *c, int i)
 {
-	const struct ht_entry *e = ht_peek_rcu(db_table(), ARGV(c, i), ARGL(c, i));
+	const struct ht_entry *e = ht_peek_rcu(db_of(c), ARGV(c, i), ARGL(c, i));
 
 	if (!e)
 		reply_null(c);
@@ -161,16 +162,50 @@ void cmd_memory_usage(struct conn *c, int argc)
 		reply_int(c, (long long)mem_entry_footprint(e));
 }
 
+/* MEMORY STATS's "db.N" maps, one per non-empty database as Redis: the
+ * table's bucket array as its main hash table overhead.  Which dbs are
+ * non-empty is read once (into @ids, g_ndbs of them), so the map's length
+ * and its entries agree while other clients write. */
+static int nonempty_dbs(int *ids)
+{
+	int n = 0;
+
+	for (int i = 0; i < g_ndbs; i++)
+		if (db_keys_of(i))
+			ids[n++] = i;
+	return n;
+}
+
+static void reply_db_overheads(struct conn *c, const int *ids, int n)
+{
+	for (int k = 0; k < n; k++) {
+		struct ht_stats st;
+		char name[24];
+
+		ht_stats(db_at(ids[k]), &st);
+		snprintf(name, sizeof(name), "db.%d", ids[k]);
+		reply_bulk_str(c, name);
+		reply_map(c, 3);
+		reply_bulk_str(c, "overhead.hashtable.main");
+		reply_int(c, (long long)(st.buckets * sizeof(void *)));
+		reply_bulk_str(c, "overhead.hashtable.expires");
+		reply_int(c, 0);
+		reply_bulk_str(c, "overhead.hashtable.slot-to-keys");
+		reply_int(c, 0);
+	}
+}
+
 void cmd_memory_stats(struct conn *c, int argc)
 {
 	struct mem_figures m;
-	size_t keys = (size_t)db_size(), buckets = db_buckets() * sizeof(void *);
+	size_t keys = (size_t)db_size();
+	int *ids = xmalloc((size_t)g_ndbs * sizeof(*ids)), nids = nonempty_dbs(ids);
 	size_t net;
 
 	(void)argc;
 	mem_figures(&m);
 	net = m.used > m.startup ? m.used - m.startup : 0;
-	reply_map(c, 28);
+	reply_map(c, 27 + nids);
 	reply_bulk_str(c, "peak.allocated");
 	reply_int(c, (long long)m.peak);
 	reply_bulk_str(c, "total.allocated");
@@ -191,14 +226,8 @@ void cmd_memory_stats(struct conn *c, int argc)
 	reply_int(c, 0);
 	reply_bulk_str(c, "functions.caches");
 	reply_int(c, 0);
-	reply_bulk_str(c, "db.0");
-	reply_map(c, 3);
-	reply_bulk_str(c, "overhead.hashtable.main");
-	reply_int(c, (long long)buckets);
-	reply_bulk_str(c, "overhead.hashtable.expires");
-	reply_int(c, 0);
-	reply_bulk_str(c, "overhead.hashtable.slot-to-keys");
-	reply_int(c, 0);
+	reply_db_overheads(c, ids, nids);
+	free(ids);
 	reply_bulk_str(c, "overhead.total");
 	reply_int(c, (long long)m.overhead);
 	reply_bulk_str(c, "keys.count");

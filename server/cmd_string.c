@@ -38,7 +38,7 @@ void cmd_get(struct conn *c, int argc)
 	const struct ht_entry *e;
 
 	(void)argc;
-	e = ht_find_rcu(g_db, K(1));
+	e = ht_find_rcu(db_of(c), K(1));
 	db_hit(c, e != NULL);
 	if (e)
 		reply_entry_val(c, e);
@@ -142,7 +142,7 @@ static void set_generic(struct conn *c, int kidx, int vidx, unsigned flags, long
 		hf |= HT_SET_XX;
 	if (flags & SET_KEEPTTL)
 		hf |= HT_SET_KEEPTTL;
-	rc = ht_set(g_db, K(kidx), K(vidx), expire ? expire : HT_NO_EXPIRE, hf,
+	rc = ht_set(db_of(c), K(kidx), K(vidx), expire ? expire : HT_NO_EXPIRE, hf,
 		    (flags & SET_GET) ? &old : NULL);
 	if (rc < 0 && rc != -EEXIST && rc != -ENOENT) {
 		db_reply_ht_err(c, rc);
@@ -201,7 +201,7 @@ static void setex_generic(struct conn *c, int seconds, const char *name)
 		return;
 	}
 	{
-		int rc = ht_set(g_db, K(1), K(3), t, 0, NULL);
+		int rc = ht_set(db_of(c), K(1), K(3), t, 0, NULL);
 
 		if (rc < 0) {
 			db_reply_ht_err(c, rc);
@@ -275,7 +275,7 @@ void cmd_getdel(struct conn *c, int argc)
 	int rc;
 
 	(void)argc;
-	rc = ht_rmw(g_db, K(1), getx_fn, &a);
+	rc = ht_rmw(db_of(c), K(1), getx_fn, &a);
 	if (rc < 0)
 		db_reply_ht_err(c, rc);
 	else if (rc == HT_RMW_STORE || rc == HT_RMW_DELETE)
@@ -293,7 +293,7 @@ void cmd_getex(struct conn *c, int argc)
 		cmd_get(c, 2);
 		return;
 	}
-	rc = ht_rmw(g_db, K(1), getx_fn, &a);
+	rc = ht_rmw(db_of(c), K(1), getx_fn, &a);
 	if (rc < 0)
 		db_reply_ht_err(c, rc);
 	else if (rc == HT_RMW_STORE || rc == HT_RMW_DELETE)
@@ -309,7 +309,7 @@ void cmd_mget(struct conn *c, int argc)
 
 	if (n > sizeof(stack) / sizeof(stack[0]))
 		e = xmalloc(n * sizeof(*e));
-	ht_mfind_rcu(g_db, n, (const void *const *)(c->argv + 1), c->argl + 1, e);
+	ht_mfind_rcu(db_of(c), n, (const void *const *)(c->argv + 1), c->argl + 1, e);
 	reply_array(c, argc - 1);
 	for (size_t j = 0; j < n; j++) {
 		db_hit(c, e[j] != NULL);
@@ -372,13 +372,13 @@ static void mset_generic(struct conn *c, int argc, int nx)
 	 * no table reference yet. */
 	reserved = n >= 128 ? n : 0;
 	if (reserved)
-		(void)ht_reserve(g_db, reserved);
+		(void)ht_reserve(db_of(c), reserved);
 	idx = xmalloc(n * sizeof(int));
 	for (size_t i = 0; i < n; i++)
 		idx[i] = 1 + 2 * (int)i;
 	rc = db_run_txn(c, n, idx, mset_fn, &a);
 	if (reserved)
-		ht_reserve_done(g_db, reserved);
+		ht_reserve_done(db_of(c), reserved);
 	free(idx);
 	if (rc < 0) {
 		db_reply_ht_err(c, rc);
@@ -407,7 +407,7 @@ void cmd_strlen(struct conn *c, int argc)
 	const struct ht_entry *e;
 
 	(void)argc;
-	e = ht_find_rcu(g_db, K(1));
+	e = ht_find_rcu(db_of(c), K(1));
 	reply_int(c, e ? (long long)ht_entry_vlen(e) : 0);
 }
 
@@ -474,7 +474,7 @@ static void reply_rmw_err(struct conn *c, int rc)
 static void incr_generic(struct conn *c, long long by)
 {
 	struct incr_arg a = {by, 0, 0, 0};
-	int rc = ht_rmw(g_db, K(1), incr_fn, &a);
+	int rc = ht_rmw(db_of(c), K(1), incr_fn, &a);
 
 	if (rc < 0) {
 		reply_rmw_err(c, rc);
@@ -551,7 +551,7 @@ void cmd_incrbyfloat(struct conn *c, int argc)
 		reply_error(c, ERR_NOT_FLOAT);
 		return;
 	}
-	rc = ht_rmw(g_db, K(1), incrfloat_fn, &a);
+	rc = ht_rmw(db_of(c), K(1), incrfloat_fn, &a);
 	if (rc < 0) {
 		reply_rmw_err(c, rc);
 	} else {
@@ -614,7 +614,7 @@ static int append_fn(struct ht_rmw *r, void *argp)
 /* APPEND and SETRANGE: store through append_fn, reply the new length */
 static void range_store(struct conn *c, struct range_arg *a)
 {
-	int rc = ht_rmw(g_db, K(1), append_fn, a);
+	int rc = ht_rmw(db_of(c), K(1), append_fn, a);
 
 	if (rc == HT_RMW_STORE)
 		SRV_DIRTY(c, 1);
@@ -655,7 +655,7 @@ void cmd_getrange(struct conn *c, int argc)
 	(void)argc;
 	if (db_get_ll(c, 2, &start) < 0 || db_get_ll(c, 3, &end) < 0)
 		return;
-	e = ht_find_rcu(g_db, K(1));
+	e = ht_find_rcu(db_of(c), K(1));
 	db_hit(c, e != NULL);
 	if (!e) {
 		reply_bulk(c, "", 0);
@@ -813,7 +813,7 @@ static void lcs_reply_idx(struct conn *c, const struct lcs *l, const struct lcs_
  * hit or miss counted. */
 static const char *lcs_value(struct conn *c, int i, size_t *len)
 {
-	const struct ht_entry *e = ht_find_rcu(g_db, K(i));
+	const struct ht_entry *e = ht_find_rcu(db_of(c), K(i));
 
 	db_hit(c, e != NULL);
 	*len = e ? ht_entry_vlen(e) : 0;

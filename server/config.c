@@ -457,6 +457,8 @@ static const struct cfg_opt core_rows[] = {
     /* stored clamped to 1..500, as Redis */
     {.name = "hz", .kind = CFG_INT, .mut = CFG_MUTABLE, .field = &g_cfg.hz, .min = 0,
      .max = INT_MAX, .clamp_lo = 1, .clamp_hi = 500, .def = "10"},
+    NUM("databases", CFG_INT, CFG_STARTUP, &g_cfg.databases, CFG_PLAIN_INT, 1, CFG_MAX_DATABASES,
+	"16"),
     NUM("tcp-backlog", CFG_INT, CFG_STARTUP, &g_cfg.tcp_backlog, CFG_PLAIN_INT, 0, INT_MAX,
 	"511"),
     {.name = "enable-protected-configs", .kind = CFG_ENUM, .mut = CFG_STARTUP,

@@ -28,6 +28,9 @@
 
 #define CFG_MAX_BIND 16
 #define CFG_MAX_RENAME 64
+/* `databases`: each table has a reclaimer thread of its own, and there are
+ * SRCU_RECLAIM_MAX reclaimers in a process (rcu/srcu.h). */
+#define CFG_MAX_DATABASES 240
 
 struct cfg {
 	char *bind[CFG_MAX_BIND];
@@ -61,6 +64,7 @@ struct cfg {
 	char *rename_from[CFG_MAX_RENAME], *rename_to[CFG_MAX_RENAME];
 	int nrename;
 	_Atomic long long enable_protected_configs; /* 0 no, 1 yes, 2 local */
+	int databases; /* the number of databases (db.h); start-up only */
 };
 
 extern struct cfg g_cfg;

@@ -238,7 +238,7 @@ static void conn_prefetch_keys(struct conn *c)
 			break;
 	}
 	if (n > 1)
-		c->app->prefetch(n, keys, lens, wr);
+		c->app->prefetch(c, n, keys, lens, wr);
 }
 
 /* ---------------------------------------------------------- read, write */

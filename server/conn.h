@@ -38,6 +38,7 @@ struct obuf {
 struct worker;
 struct conn;
 struct multi;
+struct ht;
 struct trk_client;
 
 /*
@@ -122,7 +123,7 @@ struct conn_loop {
 struct conn_app {
 	void (*dispatch)(struct conn *c);
 	int (*may_write)(const char *name, size_t len);
-	void (*prefetch)(size_t n, const char *const keys[], const size_t klens[],
+	void (*prefetch)(struct conn *c, size_t n, const char *const keys[], const size_t klens[],
 			 uint32_t for_write);
 	void (*opened)(struct conn *c);
 	void (*closing)(struct conn *c);
@@ -171,6 +172,8 @@ struct conn {
 	_Atomic int resp_pub;
 	_Atomic int multi_count; /* commands queued in MULTI, -1 outside (CLIENT LIST) */
 	struct multi *multi;	 /* MULTI/WATCH state (multi.h), NULL until used; owner */
+	_Atomic int db;		 /* the selected database (SELECT); written by the owner */
+	struct ht *ht;		 /* the running command's table (db.h db_of()); owner */
 	struct trk_client *trk;	 /* CLIENT TRACKING state (tracking.c), NULL: off; owner */
 	int trk_caching;	 /* CLIENT CACHING yes/no given for the next command; owner */
 	_Atomic unsigned trk_flags;  /* TRK_* of tracking.h, for CLIENT LIST */

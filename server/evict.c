@@ -64,6 +64,7 @@
 
 struct pool_ent {
 	uint64_t score; /* higher = evict first */
+	int db;		/* the key's database, as Redis's evictionPoolEntry.dbid */
 	size_t klen;
 	size_t cap;
 	char *key; /* NULL = empty slot */
@@ -109,9 +110,11 @@ static uint32_t lfu_minutes_now(void)
 
 static void clock_tick(void)
 {
-	ht_clock_set(db_table(), atomic_load_explicit(&lfu_mode, memory_order_relaxed)
-				     ? lfu_minutes_now()
-				     : lru_clock_now());
+	uint32_t now = atomic_load_explicit(&lfu_mode, memory_order_relaxed) ? lfu_minutes_now()
+									     : lru_clock_now();
+
+	for (int i = 0; i < g_ndbs; i++)
+		ht_clock_set(db_at(i), now);
 }
 
 static void pool_clear(void)
@@ -127,9 +130,12 @@ static void evict_config_changed(void)
 
 	pthread_mutex_lock(&ev_lock);
 	atomic_store_explicit(&lfu_mode, lfu, memory_order_relaxed);
-	ht_lfu_set(db_table(), lfu,
-		   (uint32_t)atomic_load_explicit(&g_evict_cfg.lfu_log_factor, memory_order_relaxed),
-		   (uint32_t)atomic_load_explicit(&g_evict_cfg.lfu_decay_time, memory_order_relaxed));
+	for (int i = 0; i < g_ndbs; i++)
+		ht_lfu_set(db_at(i), lfu,
+			   (uint32_t)atomic_load_explicit(&g_evict_cfg.lfu_log_factor,
+							  memory_order_relaxed),
+			   (uint32_t)atomic_load_explicit(&g_evict_cfg.lfu_decay_time,
+							  memory_order_relaxed));
 	clock_tick();
 	pool_clear(); /* scores of another policy do not compare */
 	pthread_mutex_unlock(&ev_lock);
@@ -182,7 +188,7 @@ static uint64_t entry_score(const struct ht_entry *e, int policy)
 
 /* Insert a candidate into the pool (ev_lock), as Redis's eviction pool:
  * ascending scores, the worst candidate dropped when full. */
-static void pool_insert(const struct ht_entry *e, uint64_t score)
+static void pool_insert(int db, const struct ht_entry *e, uint64_t score)
 {
 	int k = 0;
 	struct pool_ent tmp;
@@ -192,7 +198,7 @@ static void pool_insert(const struct ht_entry *e, uint64_t score)
 	while (k < npool && pool[k].score < score)
 		k++;
 	for (int i = k; i < npool && pool[i].score == score; i++)
-		if (pool[i].klen == klen && !memcmp(pool[i].key, key, klen))
+		if (pool[i].db == db && pool[i].klen == klen && !memcmp(pool[i].key, key, klen))
 			return; /* already there */
 	if (k == 0 && npool == EVPOOL_SIZE)
 		return; /* worse than everything in a full pool */
@@ -219,6 +225,7 @@ static void pool_insert(const struct ht_entry *e, uint64_t score)
 		tmp.cap = EVPOOL_KEY_CACHE;
 	}
 	memcpy(tmp.key, key, klen);
+	tmp.db = db;
 	tmp.klen = klen;
 	tmp.score = score;
 	pool[k] = tmp;
@@ -244,26 +251,78 @@ static int evdel_fn(struct ht_rmw *r, void *arg)
 	return HT_RMW_DELETE;
 }
 
-static size_t evict_key(const void *key, size_t klen, int volatile_only)
+static size_t evict_key(int db, const void *key, size_t klen, int volatile_only)
 {
 	struct evdel d = {volatile_only, 0};
 
-	if (ht_rmw(db_table(), key, klen, evdel_fn, &d) != HT_RMW_DELETE)
+	if (ht_rmw(db_at(db), key, klen, evdel_fn, &d) != HT_RMW_DELETE)
 		return 0;
 	atomic_fetch_add_explicit(&evicted_keys, 1, memory_order_relaxed);
 	if (notify_wanted(NOTIFY_EVICTED))
-		notify_event(NOTIFY_EVICTED, "evicted", key, klen, 0);
+		notify_event(NOTIFY_EVICTED, "evicted", key, klen, db);
 	return d.bytes;
+}
+
+/* The keys a policy may evict in table @ht (volatile: those with a TTL). */
+static size_t evictable(struct ht *ht, int vol)
+{
+	return vol ? ht_count_expires(ht) : ht_count(ht);
+}
+
+/* Evict a random key (the *-random policies): from the databases in turn,
+ * the first one with a candidate, as Redis's next_db.  ev_lock held. */
+static size_t evict_random(int vol)
+{
+	static int next_db;
+	const struct ht_entry *s[1];
+
+	for (int k = 0; k < g_ndbs; k++) {
+		int db = (next_db++ & INT_MAX) % g_ndbs;
+		struct ht *ht = db_at(db);
+		size_t n, b = 0;
+
+		if (!evictable(ht, vol))
+			continue;
+		rcu_read_lock();
+		n = ht_sample_rcu(ht, s, 1, vol, &ev_seed);
+		if (n)
+			b = evict_key(db, ht_entry_key(s[0]), ht_entry_klen(s[0]), vol);
+		rcu_read_unlock();
+		if (b)
+			return b;
+	}
+	return 0;
+}
+
+/* Sample every database with candidates into the pool (Redis's
+ * evictionPoolPopulate() per db).  Return the keys sampled.  ev_lock held. */
+static size_t pool_fill(int policy, int vol, size_t samples)
+{
+	const struct ht_entry *s[64];
+	size_t total = 0;
+
+	for (int db = 0; db < g_ndbs; db++) {
+		struct ht *ht = db_at(db);
+		size_t n;
+
+		if (!evictable(ht, vol))
+			continue;
+		rcu_read_lock();
+		n = ht_sample_rcu(ht, s, samples, vol, &ev_seed);
+		for (size_t i = 0; i < n; i++)
+			pool_insert(db, s[i], entry_score(s[i], policy));
+		rcu_read_unlock();
+		total += n;
+	}
+	return total;
 }
 
 /* Evict one key under @policy (ev_lock held).  Return the bytes freed, or 0
  * if no key could be evicted. */
 static size_t evict_one(int policy)
 {
-	struct ht *ht = db_table();
 	int vol = policy_is_volatile(policy);
 	long long samples = atomic_load_explicit(&g_evict_cfg.maxmemory_samples, memory_order_relaxed);
-	const struct ht_entry *s[64];
 
 	if (samples < 1)
 		samples = 1;
@@ -271,31 +330,16 @@ static size_t evict_one(int policy)
 		samples = 64;
 	if (policy == EVICT_VOLATILE_RANDOM || policy == EVICT_ALLKEYS_RANDOM) {
 		for (int tries = 0; tries < 4; tries++) {
-			size_t n;
+			size_t b = evict_random(vol);
 
-			rcu_read_lock();
-			n = ht_sample_rcu(ht, s, 1, vol, &ev_seed);
-			if (n) {
-				size_t b = evict_key(ht_entry_key(s[0]), ht_entry_klen(s[0]), vol);
-
-				rcu_read_unlock();
-				if (b)
-					return b;
-				continue;
-			}
-			rcu_read_unlock();
-			return 0;
+			if (b)
+				return b;
 		}
 		return 0;
 	}
 	for (int round = 0; round < 4; round++) {
-		size_t n;
+		size_t n = pool_fill(policy, vol, (size_t)samples);
 
-		rcu_read_lock();
-		n = ht_sample_rcu(ht, s, (size_t)samples, vol, &ev_seed);
-		for (size_t i = 0; i < n; i++)
-			pool_insert(s[i], entry_score(s[i], policy));
-		rcu_read_unlock();
 		if (!n && !npool)
 			return 0;
 		while (npool > 0) {
@@ -303,7 +347,7 @@ static size_t evict_one(int policy)
 			size_t b;
 
 			npool--;
-			b = evict_key(pe->key, pe->klen, vol);
+			b = evict_key(pe->db, pe->key, pe->klen, vol);
 			if (b)
 				return b;
 		}
@@ -409,7 +453,16 @@ void evict_cron(void)
 	 * sends them on, and their memory would wait with them.  Without
 	 * maxmemory, only stripes idle since the last tick: busy ones send their
 	 * own batches, and their writers free parked batches themselves. */
-	ht_retire_flush(db_table(), !mm);
+	for (int i = 0; i < g_ndbs; i++) {
+		struct ht *ht = db_at(i);
+		size_t retired, freed;
+
+		/* A table whose unlinked entries were all freed has nothing
+		 * waiting (the idle dbs: O(stripes) loads, no stripe lock). */
+		ht_reclaim_progress(ht, &retired, &freed);
+		if (retired != freed)
+			ht_retire_flush(ht, !mm);
+	}
 	if (!mm) {
 		pthread_mutex_lock(&ev_lock);
 		exceeded_note(0);

@@ -516,11 +516,13 @@ static void info_cluster(struct sbuf *s, long long now)
 static void info_keyspace(struct sbuf *s, long long now)
 {
 	(void)now;
-	unsigned long long keys = db_size();
+	for (int i = 0; i < g_ndbs; i++) {
+		unsigned long long keys = db_keys_of(i);
 
-	if (keys)
-		sb_printf(s, "db0:keys=%llu,expires=%llu,avg_ttl=%lld\r\n", keys,
-			  db_expires(), db_avg_ttl());
+		if (keys) /* only the non-empty ones, as Redis */
+			sb_printf(s, "db%d:keys=%llu,expires=%llu,avg_ttl=%lld\r\n", i, keys,
+				  db_expires_of(i), db_avg_ttl_of(i));
+	}
 }
 
 static const struct info_section sections[] = {

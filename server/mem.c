@@ -253,7 +253,7 @@ static size_t inflight_now(void)
 {
 	size_t retired, freed, gprev;
 
-	ht_reclaim_progress(db_table(), &retired, &freed);
+	db_reclaim_progress(&retired, &freed);
 	gprev = retired - last_f; /* outstanding then, plus retired since */
 	if (freed != last_f && gprev)
 		e_out -= (size_t)((double)e_out * (double)(freed - last_f) / (double)gprev);

@@ -25,6 +25,7 @@ struct watch_key {
 	struct watch_key *next; /* bucket chain */
 	struct watch_ref *refs; /* the connections watching it */
 	uint64_t hash;
+	int db; /* the database index: a watch is on (db, key), as Redis's */
 	size_t klen;
 	char key[];
 };
@@ -34,7 +35,8 @@ struct watch_ref {
 	struct watch_ref *next; /* the key's watchers */
 	struct watch_key *wk;
 	struct multi *m;
-	int present; /* the key existed when WATCH ran */
+	struct ht *ht; /* the table ht_watch() counted us in (db's at WATCH) */
+	int present;   /* the key existed when WATCH ran */
 };
 
 #define WATCH_SEED 0x6d756c7469ull /* any constant: the registry's own hash */
@@ -46,11 +48,18 @@ static size_t wnb, wcount;	    /* buckets (a power of two), keys; watch_lock */
  * calls the hook): a WATCH counts here before its stripe's count, so a writer
  * that must find it sees this non-zero (the stripe mutex orders the two). */
 static _Atomic size_t wkeys;
-static struct ht *w_db;		    /* multi_init(); immutable after */
+/* db.c's db_at(): the table of a database now (SWAPDB moves tables between
+ * indexes); set by multi_init(), immutable after. */
+static struct ht *(*table_of)(int db);
 
-void multi_init(struct ht *db)
+void multi_init(struct ht *(*db_table_of)(int db))
 {
-	w_db = db;
+	table_of = db_table_of;
+}
+
+static uint64_t whash(int db, const void *key, size_t klen)
+{
+	return ht_hash(key, klen, WATCH_SEED) ^ ((uint64_t)(unsigned)db * 0x9e3779b97f4a7c15ull);
 }
 
 struct multi *multi_of(struct conn *c)
@@ -135,14 +144,15 @@ static struct watch_key **wbucket(uint64_t h)
 	return &wbuckets[h & (wnb - 1)];
 }
 
-static struct watch_key *wfind(uint64_t h, const void *key, size_t klen)
+static struct watch_key *wfind(uint64_t h, int db, const void *key, size_t klen)
 {
 	struct watch_key *wk;
 
 	if (!wnb)
 		return NULL;
 	for (wk = *wbucket(h); wk; wk = wk->next)
-		if (wk->hash == h && wk->klen == klen && !memcmp(wk->key, key, klen))
+		if (wk->hash == h && wk->db == db && wk->klen == klen &&
+		    !memcmp(wk->key, key, klen))
 			return wk;
 	return NULL;
 }
@@ -172,13 +182,15 @@ static void wgrow(void)
 void multi_watch(struct conn *c, const void *key, size_t klen)
 {
 	struct multi *m = multi_of(c);
-	uint64_t h = ht_hash(key, klen, WATCH_SEED);
+	int db = atomic_load_explicit(&c->db, memory_order_relaxed);
+	uint64_t h = whash(db, key, klen);
 	struct watch_key *wk;
 	struct watch_ref *r;
 	int present;
 
 	for (int i = 0; i < m->nw; i++)
-		if (m->w[i]->wk->klen == klen && !memcmp(m->w[i]->wk->key, key, klen))
+		if (m->w[i]->wk->db == db && m->w[i]->wk->klen == klen &&
+		    !memcmp(m->w[i]->wk->key, key, klen))
 			return; /* watched already */
 	if (m->nw == m->capw) {
 		m->capw = m->capw ? m->capw * 2 : 4;
@@ -188,14 +200,16 @@ void multi_watch(struct conn *c, const void *key, size_t klen)
 	}
 	r = xmalloc(sizeof(*r));
 	r->m = m;
+	r->ht = c->ht;
 	r->present = 0;
 	pthread_mutex_lock(&watch_lock);
-	wk = wfind(h, key, klen);
+	wk = wfind(h, db, key, klen);
 	if (!wk) {
 		if (wcount >= wnb)
 			wgrow();
 		wk = xmalloc(sizeof(*wk) + klen);
 		wk->hash = h;
+		wk->db = db;
 		wk->klen = klen;
 		memcpy(wk->key, key, klen);
 		wk->refs = NULL;
@@ -209,7 +223,7 @@ void multi_watch(struct conn *c, const void *key, size_t klen)
 	wk->refs = r;
 	pthread_mutex_unlock(&watch_lock);
 	/* In the registry first: a write after ht_watch()'s count finds us. */
-	present = ht_watch(w_db, key, klen, 1);
+	present = ht_watch(r->ht, key, klen, 1);
 	r->present = present > 0;
 	m->w[m->nw++] = r;
 }
@@ -242,7 +256,7 @@ void multi_unwatch_all(struct conn *c)
 		return;
 	/* The stripes' counts first, with the keys still known (wk). */
 	for (int i = 0; i < m->nw; i++)
-		(void)ht_watch(w_db, m->w[i]->wk->key, m->w[i]->wk->klen, -1);
+		(void)ht_watch(m->w[i]->ht, m->w[i]->wk->key, m->w[i]->wk->klen, -1);
 	pthread_mutex_lock(&watch_lock);
 	for (int i = 0; i < m->nw; i++) {
 		wunlink(m->w[i]);
@@ -264,33 +278,63 @@ int multi_watch_broken(struct conn *c)
 		return 1;
 	for (int i = 0; i < m->nw; i++) {
 		struct watch_ref *r = m->w[i];
+		int now = ht_peek_rcu(table_of(r->wk->db), r->wk->key, r->wk->klen) != NULL;
 
-		if (r->present && !ht_peek_rcu(w_db, r->wk->key, r->wk->klen))
-			return 1; /* deleted, expired or evicted since WATCH */
+		/* Expired or flushed since WATCH; or created in a table whose
+		 * stripe did not count us (SWAPDB moved it, multi_touch_dbs()). */
+		if (now != r->present)
+			return 1;
 	}
 	return 0;
 }
 
-void multi_watch_key(struct conn *c, int i, const void **key, size_t *klen)
+void multi_watch_key(struct conn *c, int i, int *db, const void **key, size_t *klen)
 {
+	*db = c->multi->w[i]->wk->db;
 	*key = c->multi->w[i]->wk->key;
 	*klen = c->multi->w[i]->wk->klen;
 }
 
-void multi_touched(const void *key, size_t klen, int kind)
+/* Mark every watcher of @wk dirty.  watch_lock held. */
+static void wtouch(struct watch_key *wk)
 {
-	uint64_t h = ht_hash(key, klen, WATCH_SEED);
-	struct watch_key *wk;
+	for (struct watch_ref *r = wk ? wk->refs : NULL; r; r = r->next)
+		atomic_store_explicit(&r->m->dirty_cas, 1, memory_order_release);
+}
 
+void multi_touched(int db, const void *key, size_t klen, int kind)
+{
 	/* An expired key's removal breaks only a WATCH that saw the key: the
 	 * presence check at EXEC finds that one (as Redis: a key already
 	 * expired when WATCH ran is no change). */
 	if (kind == HT_WATCH_EXPIRED || !atomic_load_explicit(&wkeys, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&watch_lock);
-	wk = wfind(h, key, klen);
-	for (struct watch_ref *r = wk ? wk->refs : NULL; r; r = r->next)
-		atomic_store_explicit(&r->m->dirty_cas, 1, memory_order_release);
+	wtouch(wfind(whash(db, key, klen), db, key, klen));
+	pthread_mutex_unlock(&watch_lock);
+}
+
+/*
+ * Redis's touchAllWatchedKeysInDb(): every key watched in db @a or @b (-1:
+ * none) that exists in either of them breaks its watchers.  FLUSHDB and
+ * FLUSHALL call it before the flush (with @b -1), SWAPDB after the swap and
+ * its wait.  A watched key absent from both stays watched; its count stays
+ * in the table WATCH saw (watch_ref.ht), and EXEC's presence check
+ * (multi_watch_broken()) catches a later creation wherever it lands.
+ * Context: worker, online (lock-free lookups); no stripe held.
+ */
+void multi_touch_dbs(int a, int b)
+{
+	pthread_mutex_lock(&watch_lock);
+	for (size_t i = 0; i < wnb; i++) {
+		for (struct watch_key *wk = wbuckets[i]; wk; wk = wk->next) {
+			if (wk->db != a && wk->db != b)
+				continue;
+			if (ht_peek_rcu(table_of(a), wk->key, wk->klen) ||
+			    (b >= 0 && ht_peek_rcu(table_of(b), wk->key, wk->klen)))
+				wtouch(wk);
+		}
+	}
 	pthread_mutex_unlock(&watch_lock);
 }
 

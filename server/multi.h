@@ -15,11 +15,14 @@
  *  - a write of the key (SET, INCR, EXPIRE, MSET, RENAME, DEL, eviction, a
  *    transaction's write...) from any worker calls multi_touched(), which
  *    marks every watcher dirty;
- *  - the removal of an expired key, and FLUSHDB/FLUSHALL, call nothing: EXEC
- *    compares each key's presence with the presence WATCH saw
- *    (multi_watch_broken()), with the keys' stripes held, so a key that
- *    expired or was flushed after WATCH breaks it and a key that was already
- *    absent stays unbroken, as in Redis.
+ *  - the removal of an expired key calls nothing: EXEC compares each key's
+ *    presence with the presence WATCH saw (multi_watch_broken()), with the
+ *    keys' stripes held, so a key that expired after WATCH breaks it and a
+ *    key that was already absent stays unbroken, as in Redis;
+ *  - FLUSHDB, FLUSHALL and SWAPDB break the watches of keys that exist in
+ *    the dbs they change (multi_touch_dbs()).
+ * A watch is on (db, key); docs/databases.md says how SWAPDB moves tables
+ * under the watches.
  */
 #ifndef SERVER_MULTI_H
 #define SERVER_MULTI_H
@@ -53,8 +56,8 @@ struct multi {
 	int nw, capw;
 };
 
-/* At db_init(): the table whose keys WATCH watches. */
-void multi_init(struct ht *db);
+/* At db_init(): how to find the table of a database now (db.c's db_at()). */
+void multi_init(struct ht *(*db_table_of)(int db));
 /* The connection's state, allocated at first use (aborts on no memory). */
 struct multi *multi_of(struct conn *c);
 /* Inside MULTI (and not running EXEC): commands are queued. */
@@ -78,9 +81,12 @@ void multi_unwatch_all(struct conn *c);
  * ht_txn()), so no write can slip between this check and the commands. */
 int multi_watch_broken(struct conn *c);
 /* The watched keys, for EXEC's key set: key @i of multi_of(c)->nw. */
-void multi_watch_key(struct conn *c, int i, const void **key, size_t *klen);
+void multi_watch_key(struct conn *c, int i, int *db, const void **key, size_t *klen);
 /* From the table's hook (db.c): @key changed (@kind: HT_WATCH_*). */
-void multi_touched(const void *key, size_t klen, int kind);
+void multi_touched(int db, const void *key, size_t klen, int kind);
+/* FLUSHDB/FLUSHALL (@b -1) and SWAPDB: break the watches of keys watched in
+ * db @a or @b that exist in either (Redis's touchAllWatchedKeysInDb()). */
+void multi_touch_dbs(int a, int b);
 /* The connection is closing: free everything (client_unregister()). */
 void multi_release(struct conn *c);
 

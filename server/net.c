@@ -63,6 +63,7 @@ static void on_write(evutil_socket_t fd, short what, void *arg);
 static inline void conn_online(struct worker *w)
 {
 	if (SRV_UNLIKELY(!w->online)) {
+		server_turn_begin(w);
 		rcu_thread_online();
 		w->online = 1;
 	}
@@ -302,6 +303,8 @@ static int worker_park(struct worker *w)
 
 	conn_flush_queued(w); /* replies already made leave before the pause */
 	rcu_thread_offline();
+	if (w->online)
+		server_turn_end(w);
 	w->online = 0;
 	pthread_mutex_lock(&gate_lock);
 	gate_parked++;
@@ -379,6 +382,7 @@ static void *worker_main(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	atomic_store_explicit(&w->tid, (int)syscall(SYS_gettid), memory_order_relaxed);
 	rcu_register_thread();
+	server_turn_begin(w);
 	w->online = 1;
 	w->ev_notify = event_new(w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);
 	w->ev_cron = event_new(w->base, -1, EV_PERSIST, on_worker_cron, w);
@@ -394,6 +398,8 @@ static void *worker_main(void *arg)
 		 * one offline/online pair (two fences) per epoll_wait. */
 		rcu_quiescent_state();
 		rcu_thread_offline();
+		if (w->online)
+			server_turn_end(w);
 		w->online = 0;
 		r = event_base_loop(w->base, EVLOOP_ONCE);
 		conn_online(w);

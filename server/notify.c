@@ -20,14 +20,14 @@
 #include <string.h>
 
 _Atomic int g_notify_flags;
-static struct ht *n_db;
+static void (*n_watch_all)(int delta); /* notify_init() */
 static int n_watching; /* we are an ht_watch_all() user; CONFIG SET's lock */
 
 static void opt_apply(void);
 
-void notify_init(struct ht *db)
+void notify_init(void (*watch_all)(int delta))
 {
-	n_db = db;
+	n_watch_all = watch_all;
 	opt_apply(); /* the value from the config file */
 }
 
@@ -141,9 +141,9 @@ static void opt_apply(void)
 {
 	int want = notify_wanted(NOTIFY_EXPIRED) != 0;
 
-	if (!n_db || want == n_watching)
+	if (!n_watch_all || want == n_watching)
 		return;
-	ht_watch_all(n_db, want ? 1 : -1);
+	n_watch_all(want ? 1 : -1);
 	n_watching = want;
 }
 

@@ -39,8 +39,9 @@ struct ht;
 /* notify-keyspace-events as flags; relaxed loads. */
 extern _Atomic int g_notify_flags;
 
-/* At db_init(): the table whose expired keys are announced. */
-void notify_init(struct ht *db);
+/* At db_init(): @watch_all(+1/-1) switches ht_watch_all() on every
+ * database's table, whose expired keys are announced. */
+void notify_init(void (*watch_all)(int delta));
 
 /* Whether events of class @type are published now (a relaxed load). */
 static inline int notify_wanted(int type)

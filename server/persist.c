@@ -5,7 +5,10 @@
  * INFO persistence fields.  The file format is server/rdb.c's; the
  * point-in-time walk is ht_snapshot() (hashtable/ht.h).
  *
- * No fork.  A save is one ht_snapshot() of the table: BGSAVE runs it on a
+ * No fork.  A save is one ht_snapshot() per database, in index order (each
+ * db its own point in time; docs/databases.md), with a SELECTDB before the
+ * keys of each non-empty one; loading puts each key in the db its SELECTDB
+ * names (a db past `databases` stops the load, as Redis).  BGSAVE runs it on a
  * thread of its own (registered QSBR reader, offline except inside
  * ht_snapshot(), which keeps the flavor's grace periods going while the
  * callback sleeps on write(2)) at nice +10, so that on a busy machine the
@@ -339,7 +342,8 @@ static void persist_cfg_defaults(void)
 /* ------------------------------------------------------------- saving */
 
 struct save_ctx {
-	struct ht *ht;
+	struct ht *ht; /* the table being saved, db @dbnum */
+	int dbnum;
 	struct rdb_writer *w;
 	long long dirty_at; /* dirty_total() at the snapshot's moment */
 	uint64_t keys;
@@ -354,7 +358,8 @@ static void save_begun(void *arg)
 {
 	struct save_ctx *s = arg;
 
-	s->dirty_at = dirty_total();
+	if (s->dirty_at < 0) /* the first db's moment: later writes count unsaved */
+		s->dirty_at = dirty_total();
 }
 
 static int save_one(const struct ht_entry *e, void *arg)
@@ -367,7 +372,8 @@ static int save_one(const struct ht_entry *e, void *arg)
 		return -ECANCELED;
 	if (!s->header_done) {
 		/* RESIZEDB is a hint; Redis writes no SELECTDB for an empty db */
-		r = rdb_write_db_header(s->w, 0, ht_count(s->ht), ht_count_expires(s->ht));
+		r = rdb_write_db_header(s->w, (uint32_t)s->dbnum, ht_count(s->ht),
+					ht_count_expires(s->ht));
 		if (r < 0)
 			return s->err = r;
 		s->header_done = 1;
@@ -387,6 +393,29 @@ static int save_one(const struct ht_entry *e, void *arg)
 	if (s->yield_every && s->keys % s->yield_every == 0)
 		sched_yield();
 	return 0;
+}
+
+/* Every database in index order, each under its own ht_snapshot() (a
+ * point in time per db), a SELECTDB before the first key of each non-empty
+ * one.  The tables are taken from one db_tables() mapping, so a SWAPDB
+ * during the save neither saves a table twice nor skips one.
+ * Return: 0, or ht_snapshot()'s error. */
+static int save_dbs(struct save_ctx *s)
+{
+	struct ht **tables = xmalloc((size_t)g_ndbs * sizeof(*tables));
+	int r = 0;
+
+	db_tables(tables);
+	for (int i = 0; i < g_ndbs && r == 0; i++) {
+		s->ht = tables[i];
+		s->dbnum = i;
+		s->header_done = 0;
+		r = ht_snapshot(s->ht, save_one, save_begun, s, NULL);
+	}
+	free(tables);
+	if (s->dirty_at < 0)
+		s->dirty_at = dirty_total();
+	return r;
 }
 
 static int fsync_dir(const char *dir)
@@ -436,7 +465,7 @@ static int save_now(long long *dirty_at, uint64_t *nkeys)
 	o.compress = atomic_load_explicit(&popt.rdbcompression, memory_order_relaxed);
 	o.checksum = atomic_load_explicit(&popt.rdbchecksum, memory_order_relaxed);
 	o.used_mem = (int64_t)db_entry_bytes();
-	s.ht = db_table();
+	s.dirty_at = -1;
 	s.yield_every = 128;
 	atomic_store_explicit(&keys_processed, 0, memory_order_relaxed);
 	atomic_store_explicit(&keys_total, db_size(), memory_order_relaxed);
@@ -455,7 +484,7 @@ static int save_now(long long *dirty_at, uint64_t *nkeys)
 		r = -errno;
 		goto fail;
 	}
-	r = ht_snapshot(s.ht, save_one, save_begun, &s, NULL);
+	r = save_dbs(&s);
 	if (r == 0)
 		r = rdb_writer_finish(s.w);
 	else if (r > 0) /* our callback returns only negatives */
@@ -742,7 +771,7 @@ void persist_info(char *buf, size_t len)
 	    atomic_load_explicit(&load_keys_expired, memory_order_relaxed);
 	size_t n;
 
-	ht_stats(db_table(), &hs);
+	db_stats_total(&hs);
 	pthread_mutex_lock(&p_lock);
 	snprintf(buf, len,
 		 "loading:%d\r\n"
@@ -810,10 +839,27 @@ void persist_info(char *buf, size_t len)
 /* ------------------------------------------------------------- loading */
 
 struct load_ctx {
-	struct ht *ht;
+	struct ht *ht; /* db @dbnum's table */
+	uint32_t dbnum;
 	uint64_t loaded, expired;
 	char err[256];
 };
+
+/* Keys of db @dbnum follow: load them into its table.  -1 (with the error
+ * Redis gives) when the file has more databases than `databases`. */
+static int load_db(struct load_ctx *l, uint32_t dbnum)
+{
+	if (dbnum >= (uint32_t)g_ndbs) {
+		snprintf(l->err, sizeof(l->err),
+			 "Data file was created with a Redis server configured to handle more "
+			 "than %d databases (a key in DB %u)",
+			 g_ndbs, dbnum);
+		return -1;
+	}
+	l->dbnum = dbnum;
+	l->ht = db_at((int)dbnum);
+	return 0;
+}
 
 static int load_kv(void *arg, const struct rdb_kv *kv)
 {
@@ -822,13 +868,8 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
 
 	if (atomic_load_explicit(&load_abort, memory_order_relaxed))
 		return -ECANCELED;
-	if (kv->dbnum != 0) {
-		snprintf(l->err, sizeof(l->err),
-			 "the data file was created with a Redis server configured to handle "
-			 "more than 1 databases (a key in DB %u); rcukv has one",
-			 kv->dbnum);
+	if (kv->dbnum != l->dbnum && load_db(l, kv->dbnum) < 0)
 		return -ERANGE;
-	}
 	/* This thread holds no table reference between two keys: a quiescent
 	 * state per key (a load and a compare unless a grace period waits). */
 	rcu_quiescent_state();
@@ -841,8 +882,8 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
 	r = ht_set(l->ht, kv->key, kv->klen, kv->val, kv->vlen,
 		   kv->expire_ms < 0 ? HT_NO_EXPIRE : kv->expire_ms, HT_SET_NX, NULL);
 	if (r == -EEXIST) {
-		snprintf(l->err, sizeof(l->err), "RDB has duplicated key '%.*s' in DB 0",
-			 (int)(kv->klen > 128 ? 128 : kv->klen), (const char *)kv->key);
+		snprintf(l->err, sizeof(l->err), "RDB has duplicated key '%.*s' in DB %u",
+			 (int)(kv->klen > 128 ? 128 : kv->klen), (const char *)kv->key, l->dbnum);
 		return -EEXIST;
 	}
 	if (r < 0) {
@@ -860,13 +901,12 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
  * The loader holds no table reference here: offline while it waits. */
 static int load_resize(void *arg, uint32_t dbnum, uint64_t keys, uint64_t expires)
 {
-	struct load_ctx *l = arg;
-
+	(void)arg;
 	(void)expires;
-	if (dbnum != 0 || keys < 4096 || keys > ((uint64_t)1 << 31))
+	if (dbnum >= (uint32_t)g_ndbs || keys < 4096 || keys > ((uint64_t)1 << 31))
 		return 0;
 	rcu_thread_offline();
-	if (ht_resize(l->ht, (size_t)keys) != 0)
+	if (ht_resize(db_at((int)dbnum), (size_t)keys) != 0)
 		srv_log(LL_VERBOSE, "could not size the table for %llu keys",
 			(unsigned long long)keys);
 	rcu_thread_online();
@@ -909,7 +949,7 @@ static int load_file(const char *path)
 	long long start = util_ustime();
 	int r;
 
-	l.ht = db_table();
+	l.ht = db_at(0);
 	cb.arg = &l;
 	lo.skip_unsupported =
 	    atomic_load_explicit(&popt.rdb_skip_unsupported, memory_order_relaxed);

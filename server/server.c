@@ -36,3 +36,22 @@ void server_wake_main(void)
 {
 	notify(g_srv.notify_fd);
 }
+
+/* Seq_cst load of each busy count after the caller's seq_cst stores (SWAPDB's
+ * slots): a worker whose turn began after the load sees those stores (its
+ * seq_cst increment is ordered after our load), one whose turn had begun is
+ * odd here and is waited for. */
+void server_wait_turns(struct worker *self)
+{
+	server_turn_end(self);
+	for (int i = 0; i < g_srv.nworkers; i++) {
+		struct worker *w = &g_srv.workers[i];
+		unsigned long b = atomic_load_explicit(&w->busy, memory_order_seq_cst);
+
+		if (w == self || !(b & 1))
+			continue;
+		while (atomic_load_explicit(&w->busy, memory_order_acquire) == b)
+			usleep(20);
+	}
+	server_turn_begin(self);
+}

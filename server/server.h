@@ -69,6 +69,11 @@ struct worker {
 	/* Loop turns finished (the owner stores with release; the acceptor
 	 * loads with acquire, see hold_fd() in net.c). */
 	_Atomic unsigned long turn;
+	/* Odd while the worker is in a loop turn that may run commands (from
+	 * going online to going offline at the turn's end), even while idle or
+	 * parked: SWAPDB waits out the turns in progress (server_wait_turns()),
+	 * which ht's offline lock waits do not end.  Owner writes. */
+	_Atomic unsigned long busy;
 	/* the thread's kernel id (INFO cpu reads its /proc stat): written once by
 	 * the worker as it starts, read relaxed by INFO, 0 until then */
 	_Atomic int tid;
@@ -120,5 +125,28 @@ void server_wake_worker(struct worker *w);
 void server_request_shutdown(void);
 /** server_wake_main() - one more turn of the main loop.  Any thread. */
 void server_wake_main(void);
+
+/* Worker @w starts a turn that may run commands (odd w->busy; a full fence
+ * before anything the turn reads), or ends it (even).  Owner thread. */
+static inline void server_turn_begin(struct worker *w)
+{
+	atomic_fetch_add_explicit(&w->busy, 1, memory_order_seq_cst);
+}
+
+static inline void server_turn_end(struct worker *w)
+{
+	atomic_store_explicit(&w->busy, atomic_load_explicit(&w->busy, memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
+/**
+ * server_wait_turns() - wait until every worker but @self has ended the turn
+ * it was in when called (a worker that is idle counts at once): whatever
+ * those turns read before the call, they are done with.  @self ends its turn
+ * for the wait and begins a new one after, so two waiters never wait for each
+ * other.  Context: a worker, in a command, holding no lock another worker's
+ * command may wait for; blocks (polling).  Call it offline.
+ */
+void server_wait_turns(struct worker *self);
 
 #endif /* SERVER_SERVER_H */

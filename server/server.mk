@@ -7,7 +7,7 @@ $(call need_pc,openssl)
 SERVER_SRCS := server/main.c server/config.c server/log.c server/util.c server/reply.c server/request.c \
                server/net.c server/cmd.c server/info.c server/tls.c server/persist.c \
                server/stats.c server/lathist.c server/db.c server/evict.c server/mem.c \
-               server/cmd_docs.c server/cmd_string.c server/cmd_bit.c server/bitops.c server/cmd_keys.c server/cmd_expire.c \
+               server/cmd_docs.c server/cmd_string.c server/cmd_bit.c server/bitops.c server/cmd_keys.c server/cmd_db.c server/cmd_expire.c \
                server/cmd_conn.c server/cmd_server.c server/client.c server/cmd_client.c server/cmd_object.c server/cmd_dump.c server/multi.c server/cmd_multi.c server/tracking.c server/cmd_tracking.c server/notify.c server/conn.c \
                server/pubsub.c server/cmd_pubsub.c \
                server/server.c

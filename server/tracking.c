@@ -76,14 +76,14 @@ static long long trk_nclients, trk_nbcast, trk_nprefixes, trk_nitems;
 static _Atomic long long trk_active;
 static struct trk_key **tbuckets;
 static size_t tnb, tcount;
-static struct ht *trk_db;
+static void (*trk_watch_all)(int delta); /* tracking_init() */
 static _Atomic long long trk_max_keys = 1000000; /* tracking-table-max-keys */
 /* The client whose command runs on this thread (NOLOOP), 0: none. */
 static _Thread_local uint64_t trk_current;
 
-void tracking_init(struct ht *db)
+void tracking_init(void (*watch_all)(int delta))
 {
-	trk_db = db;
+	trk_watch_all = watch_all;
 }
 
 /* ------------------------------------------------------------ the table */
@@ -357,7 +357,7 @@ static void publish(struct conn *c, unsigned flags, uint64_t redir)
  * section) or the main thread's cron; a grace period waits for the former. */
 static void first_tracker(void)
 {
-	ht_watch_all(trk_db, 1);
+	trk_watch_all(1);
 	rcu_thread_offline();
 	synchronize_rcu();
 	rcu_thread_online();
@@ -446,7 +446,7 @@ void tracking_off(struct conn *c)
 	tc_put(t);
 	pthread_mutex_unlock(&trk_lock);
 	if (last)
-		ht_watch_all(trk_db, -1);
+		trk_watch_all(-1);
 }
 
 unsigned tracking_flags(const struct conn *c)

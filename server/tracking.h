@@ -26,8 +26,9 @@ struct ht;
 #define TRK_OPTOUT 0x8
 #define TRK_NOLOOP 0x10
 
-/* At db_init(): the table whose changes invalidate. */
-void tracking_init(struct ht *db);
+/* At db_init(): @watch_all(+1/-1) switches ht_watch_all() on every
+ * database's table, whose changes invalidate. */
+void tracking_init(void (*watch_all)(int delta));
 
 /*
  * tracking_on() - CLIENT TRACKING ON with @opts (TRK_*), invalidations to

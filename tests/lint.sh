@@ -95,7 +95,7 @@ for n, mods in enumerate([
     "conn request reply tls",           # 4 the connection engine, RESP in and out
     "client db multi tracking notify mem evict rdb persist pubsub",  # 5 registry, keyspace, transactions, tracking, notifications, memory, snapshots, pub/sub
     "cmd cmd_docs",                     # 6 the command table and dispatch
-    "cmd_conn cmd_string cmd_bit cmd_keys cmd_expire cmd_server cmd_client cmd_object cmd_dump cmd_multi cmd_tracking cmd_pubsub info",  # 7 handlers
+    "cmd_conn cmd_string cmd_bit cmd_keys cmd_db cmd_expire cmd_server cmd_client cmd_object cmd_dump cmd_multi cmd_tracking cmd_pubsub info",  # 7 handlers
     "net main",                         # 8 event loops, the process
 ]):
     for m in mods.split():

@@ -33,7 +33,7 @@ FUZZ_CFLAGS_OWN := $(FUZZ_CFLAGS_BASE) $(WARN) $(call pc,--cflags,hiredis)
 FUZZ_RCU_OBJS := $(RCU_SRCS:%.c=$(FUZZ_B)/obj/%.o)
 FUZZ_RESPLIB_OBJS := $(RESP_SRCS:%.c=$(FUZZ_B)/obj/%.o)
 FUZZ_HT_OBJS := $(FUZZ_B)/obj/hashtable/ht_qsbr.o
-FUZZ_SRV_NAMES := server config log util reply request conn client cmd cmd_docs cmd_string cmd_bit bitops cmd_keys cmd_expire cmd_conn cmd_server cmd_client cmd_object cmd_dump cmd_multi cmd_tracking cmd_pubsub pubsub tracking notify info db multi evict mem persist rdb stats lathist
+FUZZ_SRV_NAMES := server config log util reply request conn client cmd cmd_docs cmd_string cmd_bit bitops cmd_keys cmd_db cmd_expire cmd_conn cmd_server cmd_client cmd_object cmd_dump cmd_multi cmd_tracking cmd_pubsub pubsub tracking notify info db multi evict mem persist rdb stats lathist
 FUZZ_SRV_OBJS := $(FUZZ_SRV_NAMES:%=$(FUZZ_B)/obj/server/%.o)
 # fuzz_resp needs the parser, the engine and what they call; net.c is in
 # neither harness (fuzz_common.c is their event loop, g_srv is its own);

@@ -93,6 +93,10 @@ SEQUENCES = [
     [["CLIENT", "SETNAME", "x" * 1000], ["CLIENT", "INFO"], ["CLIENT", "LIST"]],
     [["SETRANGE", "big", "60000", "x"], ["GETRANGE", "big", "0", "-1"], ["STRLEN", "big"]],
     [["SET", "k", "v"], ["GETEX", "k", "EX", "100"], ["TTL", "k"], ["PERSIST", "k"], ["TTL", "k"]],
+    [["SELECT", "3"], ["SET", "k", "v", "PX", "100000"], ["MOVE", "k", "0"], ["MOVE", "k", "3"],
+     ["COPY", "k", "k", "DB", "15"], ["SWAPDB", "0", "3"], ["SWAPDB", "x", "16"], ["WATCH", "k"],
+     ["MULTI"], ["SELECT", "15"], ["MOVE", "k", "3"], ["SWAPDB", "15", "0"], ["GET", "k"], ["EXEC"],
+     ["INFO", "keyspace"], ["CLIENT", "INFO"], ["FLUSHDB", "ASYNC"], ["DBSIZE"], ["SELECT", "16"]],
 ]
 HOSTILE = [
     b"*-1\r\n", b"*0\r\n", b"*2147483647\r\n", b"*2147483648\r\n", b"*1\r\n$-1\r\n", b"*1\r\n$536870913\r\n",

@@ -29,6 +29,11 @@ TEST_SCRIPTS += tests/server/test_cache.sh
 # them (values from empty to 1 MB, TTLs).  Ports 7760-7789.
 TEST_SCRIPTS += tests/server/test_dump.sh
 
+# tests/server/test_db.sh: the 16 databases (issue 16 item 1): cases_db.txt
+# against rcukv-server and redis-server, RDB dumps of several databases
+# carried both ways, `databases`, SWAPDB under writers.  Ports 7800-7829.
+TEST_SCRIPTS += tests/server/test_db.sh
+
 # tests/server/test_lathist: the INFO latencystats histogram (server/lathist.c):
 # bucket bounds, the 1/128 error bound, percentiles as redis-server 7.0 prints them.
 $(B)/tests/server/test_lathist: $(B)/tests/server/test_lathist.o $(B)/server/lathist.o

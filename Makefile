@@ -45,6 +45,12 @@ ifeq ($(BROKEN_GP),1)
   SAN += -DRCU_BROKEN_GP=1
   B := build/$(VARIANT)-brokengp
 endif
+ifeq ($(BROKEN_MODULE_UNLOAD),1)
+  # Module unload that skips its grace period, drain and barrier (scheme
+  # rcu) or its freeze (scheme freeze): the module torture must fail.
+  SAN += -DRCUKV_BROKEN_MODULE_UNLOAD=1 -DRCUKV_BROKEN_MODULE_DRAIN=1
+  B := build/$(VARIANT)-brokenunload
+endif
 ifeq ($(DEBUG_RCU),1)
   SAN += -DRCU_DEBUG=1
   B := build/$(VARIANT)-debug

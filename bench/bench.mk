@@ -54,11 +54,47 @@ bench-memory:
 	@bench/bench_memory.sh build/release/rcukv-server
 BENCH_SUBJECTS += memory
 
+# --- bench-scaleout: redis-benchmark direct to a node and through twemproxy
+# (nutcracker) to 1 and 3 nodes, rcukv-servers against redis-servers behind
+# the same proxy configuration (issue 18).  BENCH_QUICK=1 for a short run.
+.PHONY: bench-scaleout
+bench-scaleout:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/rcukv-server
+	@bench/bench_scaleout.sh build/release/rcukv-server
+BENCH_SUBJECTS += scaleout
+
+# --- bench-collections: redis-benchmark's default test list (hashes, sets,
+# lists, sorted sets) at -P 1 and -P 16 and memory per element, rcukv against
+# redis-server in one run (issue 17).  BENCH_QUICK=1 for a short run.
+.PHONY: bench-collections
+bench-collections:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/rcukv-server
+	@bench/bench_collections.sh build/release/rcukv-server
+BENCH_SUBJECTS += collections
+
+# --- bench-modules: GET p99/p99.9 under redis-benchmark -P 16 while a module
+# is unloaded and loaded 100 times, rcukv's RCU and freeze schemes against
+# redis-server (issue 20).  BENCH_QUICK=1 for 20 cycles.
+.PHONY: bench-modules
+bench-modules:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/rcukv-server
+	@bench/bench_modules.sh build/release/rcukv-server
+BENCH_SUBJECTS += modules
+
+# --- bench-replication: rcukv-server and redis-server as replicas of one
+# redis-server master: full-sync time of 2M keys, offset lag under a SET
+# load, catch-up time (issue 18).  BENCH_QUICK=1 for a short run.
+.PHONY: bench-replication
+bench-replication:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/rcukv-server
+	@bench/bench_replication.sh build/release/rcukv-server
+BENCH_SUBJECTS += replication
+
 # --- bench-stats: the per-command cost of INFO commandstats / latencystats
 # (two clock reads + the per-worker counters and histogram around an empty
 # command; TSC vs CLOCK_MONOTONIC, latency-tracking yes/no) and INFO's merge.
 $(B)/bench/bench_stats: $(B)/bench/bench_stats.o $(B)/server/stats.o $(B)/server/lathist.o \
-		$(B)/server/util.o $(B)/server/log.o
+		$(B)/server/util.o $(B)/server/log.o $(RESP_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lm
 .PHONY: bench-stats
@@ -84,3 +120,8 @@ bench-pubsub:
 		build/release/bench/bench_pubsub
 	@bench/bench_pubsub.sh build/release/rcukv-server
 BENCH_SUBJECTS += pubsub
+
+# `make all` builds the benchmark programs that need nothing beyond the
+# server's packages, so a change that breaks one fails the build, not a
+# later `make bench-*` (bench_stats went unbuilt through several changes).
+ALL_BINS += $(B)/bench/bench_stats $(B)/bench/bench_pubsub $(B)/bench/bench_multi

@@ -115,6 +115,11 @@ $(B)/tests/hashtable/test_ht_txn_qsbr: $(B)/tests/hashtable/qsbr/test_ht_txn.o $
 $(B)/tests/hashtable/test_ht_txn_memb: $(B)/tests/hashtable/memb/test_ht_txn.o $(HT_MEMB_LIB) $(RCU_LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(HT_MEMB_LIB) $(HT_TEST_LIBS)
 
+$(B)/tests/hashtable/test_ht_extern_qsbr: $(B)/tests/hashtable/qsbr/test_ht_extern.o $(HT_QSBR_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(HT_QSBR_LIB) $(HT_TEST_LIBS)
+$(B)/tests/hashtable/test_ht_extern_memb: $(B)/tests/hashtable/memb/test_ht_extern.o $(HT_MEMB_LIB) $(RCU_LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(HT_MEMB_LIB) $(HT_TEST_LIBS)
+
 # librcukv through rcukv.h only, linked as an application links librcukv.a.
 $(B)/tests/hashtable/test_rcukv: tests/hashtable/test_rcukv.c hashtable/rcukv.h tests/check.h $(RCUKV_LIB)
 	@mkdir -p $(dir $@)
@@ -130,6 +135,7 @@ HT_TESTS := $(B)/tests/hashtable/test_ht_qsbr $(B)/tests/hashtable/test_ht_memb 
 	    $(B)/tests/hashtable/test_ht_srcu_qsbr $(B)/tests/hashtable/test_ht_srcu_memb \
 	    $(B)/tests/hashtable/test_ht_snapshot_qsbr $(B)/tests/hashtable/test_ht_snapshot_memb \
 	    $(B)/tests/hashtable/test_ht_txn_qsbr $(B)/tests/hashtable/test_ht_txn_memb \
+	    $(B)/tests/hashtable/test_ht_extern_qsbr $(B)/tests/hashtable/test_ht_extern_memb \
 	    $(B)/tests/hashtable/test_rcukv $(B)/examples/cache/cache
 TEST_BINS += $(HT_TESTS)
 ALL_BINS += $(HT_TESTS)

@@ -194,6 +194,16 @@ struct ht {
 	 * stripe with watchers.  Set before any writer runs. */
 	void (*watch_fn)(void *arg, const void *key, size_t klen, int kind);
 	void *watch_arg;
+	/* ht_remove_hook(): called under the stripe mutex with every entry that
+	 * leaves the table by a delete, an expiry or a replacement (librcukv's
+	 * removal callback and counters).  Set before any writer runs. */
+	void (*remove_fn)(void *arg, const struct ht_entry *old, int kind);
+	void *remove_arg;
+	/* ht_extern_hook(): external memory of HT_VAL_EXTERN values.  Set
+	 * before any writer runs; read by every thread that frees entries. */
+	void (*ext_dup)(void *arg, const struct ht_entry *e);
+	void (*ext_free)(void *arg, const struct ht_entry *e);
+	void *ext_arg;
 	_Atomic int watch_all; /* ht_watch_all() users: non-zero, every stripe is watched */
 
 	_Atomic unsigned long st_grows, st_shrinks, st_passes, st_flushes, st_expired;
@@ -347,11 +357,28 @@ static inline int e_match(const struct ht_entry *e, uint32_t h, const void *key,
 	       (klen == 0 || memcmp(ht_entry_key(e), key, klen) == 0);
 }
 
-/* Build an unpublished entry; the value may be filled later through @valp. */
+/* The length in a @vlen argument (HT_VAL_TAGGED masked off). */
+static inline size_t vlen_of(size_t vlen)
+{
+	return vlen & ~(HT_VAL_TAGGED | HT_VAL_EXTERN);
+}
+
+/* A caller's @vlen (at most HT_MAX_VAL_LEN once masked) as an entry's vlen
+ * field. */
+static inline uint32_t vword_of(size_t vlen)
+{
+	return (uint32_t)vlen_of(vlen) | ((vlen & HT_VAL_TAGGED) ? HT_E_TAGGED : 0) |
+	       ((vlen & HT_VAL_EXTERN) ? HT_E_EXTERN : 0);
+}
+
+/* Build an unpublished entry; the value may be filled later through @valp.
+ * @vword: the value's length with HT_E_TAGGED (an entry's vlen field, or
+ * vword_of() of a caller's @vlen). */
 static struct ht_entry *e_new(struct ht *ht, uint32_t h, const void *key, size_t klen,
-			      const void *val, size_t vlen, int64_t expire_ms, char **valp)
+			      const void *val, uint32_t vword, int64_t expire_ms, char **valp)
 {
 	int hx = expire_ms != HT_NO_EXPIRE;
+	size_t vlen = vword & HT_E_VLEN_MASK;
 	struct ht_entry *e = malloc(sizeof(*e) + (hx ? 8 : 0) + klen + vlen);
 	char *p;
 
@@ -362,7 +389,7 @@ static struct ht_entry *e_new(struct ht *ht, uint32_t h, const void *key, size_t
 	e->hash = h;
 	atomic_init(&e->access, access_init(ht));
 	e->klen = (uint32_t)klen | (hx ? HT_E_HAS_EXPIRE : 0);
-	e->vlen = (uint32_t)vlen;
+	e->vlen = vword;
 	p = e->data;
 	if (hx) {
 		memcpy(p, &expire_ms, 8);
@@ -428,21 +455,24 @@ static inline struct ht_entry *retired_next(struct ht_entry *e)
 	return (struct ht_entry *)(void *)e->node.pprev;
 }
 
-/* Free an entry no reader can reach any more (no grace period needed). */
-static void e_free_now(int poison, struct ht_entry *e)
+/* Free an entry no reader can reach any more (no grace period needed); an
+ * HT_VAL_EXTERN value's external memory goes first (ht_extern_hook()). */
+static void e_free_now(struct ht *ht, struct ht_entry *e)
 {
-	if (poison)
-		rcu_poison(e, ht_entry_size(e)); /* not a dead store: rcu/poison.h */
+	if ((e->vlen & HT_E_EXTERN) && ht->ext_free)
+		ht->ext_free(ht->ext_arg, e);
+	if (ht->poison)
+		rcu_poison(e, ht_entry_alloc_size(e)); /* not a dead store: rcu/poison.h */
 	free(e);
 }
 
-static void e_free_list(int poison, struct ht_entry *e)
+static void e_free_list(struct ht *ht, struct ht_entry *e)
 {
 	struct ht_entry *nx;
 
 	for (; e; e = nx) {
 		nx = retired_next(e);
-		e_free_now(poison, e);
+		e_free_now(ht, e);
 	}
 }
 
@@ -467,8 +497,8 @@ static void batch_free_now(struct ht_batch *b)
 	for (unsigned int i = 0; i < b->n; i++)
 		prefetch_for_write(b->e[i]);
 	for (unsigned int i = 0; i < b->n; i++)
-		e_free_now(b->poison, b->e[i]);
-	e_free_list(b->poison, b->first);
+		e_free_now(b->ht, b->e[i]);
+	e_free_list(b->ht, b->first);
 	atomic_fetch_add_explicit(&b->ht->st_freed_bytes, b->bytes, memory_order_relaxed);
 	free(b);
 }
@@ -556,8 +586,10 @@ static void retire_later(struct ht *ht, struct retired *r, struct ht_entry *e)
 		s->retired = e;
 	}
 	s->nretired++;
-	s->rbytes += ht_entry_size(e);
-	ctr_add(&s->retired_total, ht_entry_size(e));
+	/* The entry's own allocation: a replaced list version frees its root
+	 * and at most a few chunks, not the list (HT_VAL_EXTERN). */
+	s->rbytes += ht_entry_alloc_size(e);
+	ctr_add(&s->retired_total, ht_entry_alloc_size(e));
 	/* Relaxed: ht->snap changes only with every stripe held (we hold one). */
 	if (RCU_UNLIKELY(atomic_load_explicit(&ht->snap, memory_order_relaxed) != NULL))
 		ctr_add(&s->snap_bytes, ht_entry_size(e));
@@ -992,6 +1024,8 @@ static void loc_remove(struct ht *ht, struct loc *l, int kind)
 	stripe_account(l->s, e, -1);
 	l->e = NULL;
 	loc_watch(ht, l, e, kind); /* @e is retired, not freed, until a grace period */
+	if (RCU_UNLIKELY(ht->remove_fn != NULL))
+		ht->remove_fn(ht->remove_arg, e, kind);
 }
 
 /* Put @nu where l->e is.  Context: stripe mutex held. */
@@ -1013,6 +1047,8 @@ static void loc_replace(struct ht *ht, struct loc *l, struct ht_entry *nu)
 	stripe_account(l->s, nu, 1);
 	l->e = nu;
 	loc_watch(ht, l, nu, HT_WATCH_STORE);
+	if (RCU_UNLIKELY(ht->remove_fn != NULL))
+		ht->remove_fn(ht->remove_arg, e, HT_WATCH_STORE); /* @e: retired, as above */
 }
 
 /* Publish @nu for a key that has no entry.  Context: stripe mutex held. */
@@ -1053,7 +1089,7 @@ static void loc_insert(struct ht *ht, struct loc *l, struct ht_entry *nu)
 	}
 	stripe_account(l->s, nu, 1);
 	l->e = nu;
-	loc_watch(ht, l, nu, HT_WATCH_STORE);
+	loc_watch(ht, l, nu, HT_WATCH_INSERT);
 }
 
 /*
@@ -1329,7 +1365,7 @@ static void tbl_free_entries(struct ht *ht, struct ht_tbl *t)
 
 		for (; n; n = nx) {
 			nx = n->next;
-			e_free_now(ht->poison, node_entry(n));
+			e_free_now(ht, node_entry(n));
 		}
 	}
 	free(t);
@@ -1366,7 +1402,7 @@ void ht_free(struct ht *ht)
 	for (unsigned int i = 0; i < ht->nstripes; i++) {
 		struct ht_stripe *s = &ht->stripes[i];
 
-		e_free_list(ht->poison, s->retired);
+		e_free_list(ht, s->retired);
 		s->retired = NULL;
 		if (s->filling)
 			batch_free_now(s->filling);
@@ -1586,13 +1622,13 @@ long long ht_get(struct ht *ht, const void *key, size_t klen, void *buf, size_t 
 	rcu_read_lock();
 	e = ht_find_rcu(ht, key, klen);
 	if (e) {
-		size_t n = e->vlen < bufsize ? e->vlen : bufsize;
+		size_t vl = ht_entry_vlen(e), n = vl < bufsize ? vl : bufsize;
 
 		if (n)
 			memcpy(buf, ht_entry_val(e), n);
 		if (expire)
 			*expire = ht_entry_expire(e);
-		ret = (long long)e->vlen;
+		ret = (long long)vl;
 	}
 	rcu_read_unlock();
 	return ret;
@@ -1607,16 +1643,17 @@ int ht_get_alloc(struct ht *ht, const void *key, size_t klen, void **val, size_t
 	rcu_read_lock();
 	e = ht_find_rcu(ht, key, klen);
 	if (e) {
-		char *p = malloc(e->vlen + 1);
+		size_t vl = ht_entry_vlen(e);
+		char *p = malloc(vl + 1);
 
 		if (!p) {
 			ret = -ENOMEM;
 		} else {
-			memcpy(p, ht_entry_val(e), e->vlen);
-			p[e->vlen] = 0;
+			memcpy(p, ht_entry_val(e), vl);
+			p[vl] = 0;
 			*val = p;
 			if (vlen)
-				*vlen = e->vlen;
+				*vlen = vl;
 			if (expire)
 				*expire = ht_entry_expire(e);
 			ret = 0;
@@ -1649,13 +1686,13 @@ int ht_set(struct ht *ht, const void *key, size_t klen, const void *val, size_t 
 
 	if (old)
 		*old = NULL;
-	if (klen > HT_MAX_KEY_LEN || vlen > HT_MAX_VAL_LEN)
+	if (klen > HT_MAX_KEY_LEN || vlen_of(vlen) > HT_MAX_VAL_LEN)
 		return -E2BIG;
 	if ((flags & (HT_SET_NX | HT_SET_XX)) == (HT_SET_NX | HT_SET_XX))
 		return -EINVAL;
 	h = (uint32_t)ht_hash(key, klen, ht->seed);
 	if (!(flags & HT_SET_KEEPTTL)) {
-		nu = e_new(ht, h, key, klen, val, vlen, expire_ms, NULL);
+		nu = e_new(ht, h, key, klen, val, vword_of(vlen), expire_ms, NULL);
 		if (!nu)
 			return -ENOMEM;
 	}
@@ -1668,7 +1705,7 @@ int ht_set(struct ht *ht, const void *key, size_t klen, const void *val, size_t 
 		ret = -ENOENT;
 	} else {
 		if (!nu) {
-			nu = e_new(ht, h, key, klen, val, vlen,
+			nu = e_new(ht, h, key, klen, val, vword_of(vlen),
 				   l.e ? ht_entry_expire(l.e) : HT_NO_EXPIRE, NULL);
 			if (!nu)
 				ret = -ENOMEM;
@@ -1725,6 +1762,8 @@ static int replace_expire(struct ht *ht, struct loc *l, int64_t x, struct retire
 
 	if (!nu)
 		return -ENOMEM;
+	if ((nu->vlen & HT_E_EXTERN) && ht->ext_dup)
+		ht->ext_dup(ht->ext_arg, nu); /* the copy owns a reference too */
 	atomic_store_explicit(&nu->access, ht_entry_access(e), memory_order_relaxed);
 	loc_replace(ht, l, nu);
 	retire_later(ht, r, e);
@@ -1804,11 +1843,11 @@ void *ht_rmw_alloc(struct ht_rmw *rm, size_t vlen)
 
 	free(rm->nu);
 	rm->nu = NULL;
-	if (vlen > HT_MAX_VAL_LEN)
+	if (vlen_of(vlen) > HT_MAX_VAL_LEN)
 		return NULL;
 	/* The expiry slot follows rm->expire_ms as it is now; ht_rmw() fixes the
 	 * layout if the callback changes it afterwards. */
-	rm->nu = e_new(rm->ht, rm->hash, rm->key, rm->klen, NULL, vlen, rm->expire_ms, &p);
+	rm->nu = e_new(rm->ht, rm->hash, rm->key, rm->klen, NULL, vword_of(vlen), rm->expire_ms, &p);
 	return rm->nu ? p : NULL;
 }
 
@@ -1926,9 +1965,10 @@ int ht_txn_set(struct ht_txn *tx, size_t i, const void *val, size_t vlen, int64_
 
 	if (txn_loc(tx, i, &l))
 		return -EINVAL;
-	if (vlen > HT_MAX_VAL_LEN)
+	if (vlen_of(vlen) > HT_MAX_VAL_LEN)
 		return -E2BIG;
-	nu = e_new(tx->ht, tx->hashes[i], tx->keys[i], tx->klens[i], val, vlen, expire_ms, NULL);
+	nu = e_new(tx->ht, tx->hashes[i], tx->keys[i], tx->klens[i], val, vword_of(vlen), expire_ms,
+		   NULL);
 	if (!nu)
 		return -ENOMEM;
 	if (l.e) {
@@ -2050,6 +2090,21 @@ void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t 
 {
 	ht->watch_fn = fn;
 	ht->watch_arg = arg;
+}
+
+void ht_remove_hook(struct ht *ht, void (*fn)(void *arg, const struct ht_entry *old, int kind),
+		    void *arg)
+{
+	ht->remove_fn = fn;
+	ht->remove_arg = arg;
+}
+
+void ht_extern_hook(struct ht *ht, void (*dup_fn)(void *arg, const struct ht_entry *e),
+		    void (*free_fn)(void *arg, const struct ht_entry *e), void *arg)
+{
+	ht->ext_dup = dup_fn;
+	ht->ext_free = free_fn;
+	ht->ext_arg = arg;
 }
 
 void ht_watch_all(struct ht *ht, int delta)

@@ -97,6 +97,23 @@
 /* klen's top bit: the entry carries an 8-byte expiry before its key. */
 #define HT_E_HAS_EXPIRE 0x80000000u
 #define HT_E_KLEN_MASK 0x7fffffffu
+/* vlen's top bit: the value is "tagged", a mark the table carries for its
+ * user and never interprets (the server's typed values: a tagged value starts
+ * with the server's type byte; untagged values are plain strings).  Copies the
+ * table makes (an expiry change, a rewritten layout) keep it. */
+#define HT_E_TAGGED 0x80000000u
+/* vlen's next bit: the value owns memory outside the entry (a list's chunks):
+ * see ht_extern_hook().  No real length reaches it (HT_MAX_VAL_LEN is 2^29). */
+#define HT_E_EXTERN 0x40000000u
+#define HT_E_VLEN_MASK 0x3fffffffu
+/* To store a tagged value, OR this into the @vlen argument of ht_set(),
+ * ht_rmw_alloc() and ht_txn_set() (a bit no real length reaches). */
+#define HT_VAL_TAGGED ((size_t)1 << 62)
+/* OR this into @vlen (with HT_VAL_TAGGED) to store a value that owns external
+ * memory: the table calls the ht_extern_hook() functions for it.  Such a value
+ * is at least 8 bytes long and its last 8 bytes are a uint64_t: the bytes of
+ * external memory it owns, which ht_entry_size() adds. */
+#define HT_VAL_EXTERN ((size_t)1 << 61)
 
 /*
  * One key-value pair, one allocation: [header][int64 expiry if flagged][key][value].
@@ -108,7 +125,7 @@ struct ht_entry {
 	uint32_t hash;		 /* low 32 bits of ht_hash(key); bucket = hash & mask */
 	_Atomic uint32_t access; /* eviction clock; readers and writers, relaxed */
 	uint32_t klen;		 /* key length | HT_E_HAS_EXPIRE */
-	uint32_t vlen;		 /* value length */
+	uint32_t vlen;		 /* value length | HT_E_TAGGED */
 	char data[];		 /* see above; 8-byte aligned */
 };
 
@@ -129,7 +146,40 @@ static inline const void *ht_entry_val(const struct ht_entry *e)
 
 static inline size_t ht_entry_vlen(const struct ht_entry *e)
 {
-	return e->vlen;
+	return e->vlen & HT_E_VLEN_MASK;
+}
+
+/* ht_entry_tagged() - whether the value was stored with HT_VAL_TAGGED. */
+static inline int ht_entry_tagged(const struct ht_entry *e)
+{
+	return (e->vlen & HT_E_TAGGED) != 0;
+}
+
+/* ht_entry_vlen_arg() - the @vlen argument that stores @e's value again
+ * with its tag (RENAME, COPY, MOVE). */
+static inline size_t ht_entry_vlen_arg(const struct ht_entry *e)
+{
+	return ht_entry_vlen(e) | (ht_entry_tagged(e) ? HT_VAL_TAGGED : 0) |
+	       ((e->vlen & HT_E_EXTERN) ? HT_VAL_EXTERN : 0);
+}
+
+/* ht_entry_extern() - whether the value was stored with HT_VAL_EXTERN.  A
+ * caller that stores a copy of such a value (RENAME, COPY, MOVE) must first
+ * take a reference of its own to what it points to: the new entry owns it. */
+static inline int ht_entry_extern(const struct ht_entry *e)
+{
+	return (e->vlen & HT_E_EXTERN) != 0;
+}
+
+/* ht_entry_extern_bytes() - the external bytes an HT_VAL_EXTERN value owns
+ * (its last 8 bytes), 0 for any other. */
+static inline size_t ht_entry_extern_bytes(const struct ht_entry *e)
+{
+	uint64_t x = 0;
+
+	if (e->vlen & HT_E_EXTERN)
+		__builtin_memcpy(&x, (const char *)ht_entry_val(e) + ht_entry_vlen(e) - 8, 8);
+	return (size_t)x;
 }
 
 /* ht_entry_expire() - absolute expiry in ms, or HT_NO_EXPIRE. */
@@ -157,10 +207,19 @@ static inline void ht_entry_access_store(const struct ht_entry *e, uint32_t w)
 	atomic_store_explicit(&((struct ht_entry *)e)->access, w, memory_order_relaxed);
 }
 
-/* ht_entry_size() - bytes allocated for @e as requested from malloc. */
+/* ht_entry_alloc_size() - bytes allocated for @e itself, as requested from
+ * malloc. */
+static inline size_t ht_entry_alloc_size(const struct ht_entry *e)
+{
+	return sizeof(*e) + ((e->klen & HT_E_HAS_EXPIRE) ? 8 : 0) + ht_entry_klen(e) + ht_entry_vlen(e);
+}
+
+/* ht_entry_size() - the memory @e accounts for: its allocation plus the
+ * external memory an HT_VAL_EXTERN value owns (memory accounting, eviction,
+ * ht_stats().entry_bytes). */
 static inline size_t ht_entry_size(const struct ht_entry *e)
 {
-	return sizeof(*e) + ((e->klen & HT_E_HAS_EXPIRE) ? 8 : 0) + ht_entry_klen(e) + e->vlen;
+	return ht_entry_alloc_size(e) + ht_entry_extern_bytes(e);
 }
 
 struct ht;
@@ -426,9 +485,10 @@ void ht_mfind_rcu(struct ht *ht, size_t n, const void *const keys[], const size_
 		  const struct ht_entry *out[]);
 
 /* What changed, for the watch hook. */
-#define HT_WATCH_STORE 0   /* inserted or replaced: set, rmw, txn, an expiry change */
+#define HT_WATCH_STORE 0   /* replaced: set, rmw, txn, an expiry change */
 #define HT_WATCH_DELETE 1  /* deleted: del, an rmw or txn delete, eviction */
 #define HT_WATCH_EXPIRED 2 /* removed because its time had passed (lazy or active) */
+#define HT_WATCH_INSERT 3  /* inserted: the key had no entry (or an expired one, removed first) */
 
 /**
  * ht_watch_hook() - have @fn called for every change of a key whose stripe
@@ -441,6 +501,38 @@ void ht_mfind_rcu(struct ht *ht, size_t n, const void *const keys[], const size_
  */
 void ht_watch_hook(struct ht *ht, void (*fn)(void *arg, const void *key, size_t klen, int kind),
 		   void *arg);
+/**
+ * ht_remove_hook() - have @fn called with every entry that leaves the table:
+ * @kind HT_WATCH_DELETE (del, an rmw or txn delete), HT_WATCH_EXPIRED (lazy
+ * or active expiry) or HT_WATCH_STORE (replaced by a new entry for its key:
+ * set, rmw, txn, an expiry change), after the change is visible, with the
+ * key's stripe mutex held.  @old is unlinked but not yet freed: its key and
+ * value are valid during the call only.  @fn must be short, may take its own
+ * locks (nested inside the stripe's), and must not call ht_* on @ht.
+ * ht_flush() and ht_free() call nothing.  Without a hook the cost is one
+ * pointer test per removal.
+ * Context: once, before any writer runs.
+ */
+void ht_remove_hook(struct ht *ht, void (*fn)(void *arg, const struct ht_entry *old, int kind),
+		    void *arg);
+/**
+ * ht_extern_hook() - the functions that manage the external memory of
+ * HT_VAL_EXTERN values.  @free_fn is called once for every such entry when
+ * the table really frees it: after its grace periods (the flavor's and the
+ * scan domain's, so no lookup, scan or snapshot still sees it), and also by
+ * ht_flush()'s bulk free and ht_free(); @dup_fn is called when the table
+ * itself copies such a value into a new entry (an expiry change), so that
+ * the copy owns a reference of its own.  Both get the entry (valid during
+ * the call), run on whatever thread frees or copies (a writer under a stripe
+ * mutex, the reclaimer, the table's worker), must be short, must not block
+ * and must not call ht_* on @ht.  Without a hook such values leak their
+ * external memory.  An rmw callback that built an external value and then
+ * fails, or whose value the table cannot store (-ENOMEM), keeps its
+ * ownership: the table frees only the entry.
+ * Context: once, before any writer runs.
+ */
+void ht_extern_hook(struct ht *ht, void (*dup_fn)(void *arg, const struct ht_entry *e),
+		    void (*free_fn)(void *arg, const struct ht_entry *e), void *arg);
 /* ht_watch_all() - @delta +1: one more user wants the hook called for every
  * change; -1: one less (with none left, only stripes with watchers call it).
  * A writer already past its check when this turns on may still skip the

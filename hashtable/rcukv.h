@@ -11,7 +11,15 @@
  * ones (again while more than a quarter of a sample had expired), so their
  * memory comes back even if no one touches them.  With a memory limit,
  * writes make room before storing: expired entries first, then live ones
- * (approximated LRU, by sampling).
+ * chosen by the eviction policy (rcukv_options.policy: the server's eight
+ * maxmemory policies, approximated LRU by default, by sampling).
+ *
+ * What cache users expect (CacheLib, Caffeine, Ristretto): counters and
+ * memory figures (rcukv_stats(); per-thread stripes, so a lookup writes no
+ * shared cache line), a removal callback for deletes, replacements,
+ * evictions and expirations (rcukv_options.on_removal), and a get-or-load
+ * call in which concurrent misses of one key run the loader once
+ * (rcukv_get_or_load()).
  *
  * Threads: no registration or other duty is asked of the application.  The
  * library registers each calling thread with its RCU flavor (memb) on first
@@ -36,7 +44,9 @@
  * reused by a later rcukv_open(): after that, the stale pointer reaches the
  * new cache); rcukv_close() or rcukv_shutdown() from inside an
  * rcukv_iterate() callback; rcukv_iterate() or rcukv_clear() of the same
- * cache from inside its callback.  Not detected: rcukv_close() while another
+ * cache from inside its callback; any call on a cache from inside its
+ * removal callback; rcukv_get_or_load() of a key from inside its own
+ * loader.  Not detected: rcukv_close() while another
  * thread still uses the cache (its calls may touch freed memory), and a
  * value pointer from an iterate callback kept past the callback.
  *
@@ -74,10 +84,89 @@ extern "C" {
 
 typedef struct rcukv rcukv;
 
+/* Eviction policies under max_memory (the server's maxmemory-policy values,
+ * docs/eviction.md).  Every policy removes expired entries first; "volatile"
+ * ones then evict only entries that carry a TTL, "allkeys" ones any entry.
+ * LRU and LFU are approximated by sampling (rcukv_options.samples entries
+ * per eviction); LFU keeps Redis's 8-bit logarithmic counter (log factor
+ * 10, decay one per minute).  When no entry may be evicted (noeviction, or
+ * a volatile policy with no TTL left), the write returns -ENOMEM and stores
+ * nothing. */
+enum rcukv_policy {
+	RCUKV_ALLKEYS_LRU = 0, /* the default */
+	RCUKV_ALLKEYS_LFU,
+	RCUKV_VOLATILE_LRU,
+	RCUKV_VOLATILE_LFU,
+	RCUKV_VOLATILE_TTL, /* the soonest-expiring of the sampled entries */
+	RCUKV_ALLKEYS_RANDOM,
+	RCUKV_VOLATILE_RANDOM,
+	RCUKV_NOEVICTION,
+};
+
+/* Why an entry left the cache, for the removal callback. */
+enum rcukv_reason {
+	RCUKV_DELETED = 0, /* rcukv_del() */
+	RCUKV_REPLACED,	   /* a set, incr or loaded value for its key replaced it
+			    * (not reported: an rcukv_expire() change) */
+	RCUKV_EVICTED,	   /* removed to make room under max_memory */
+	RCUKV_EXPIRED,	   /* its TTL had passed (expiry thread, a writer, eviction) */
+};
+
+/**
+ * rcukv_removal_fn - called once for each entry that leaves the cache by
+ * rcukv_del(), replacement, eviction or expiry.  Not called by
+ * rcukv_clear() or rcukv_close().
+ * @key, @val: the old entry's key and value, valid only during the call.
+ * Context: runs on the thread that removed the entry (the writer that
+ * called rcukv_set(), rcukv_del(), ...; the cache's expiry thread for most
+ * expirations; rcukv_set_max_memory()'s caller), synchronously, while the
+ * library holds that key's internal write lock (other writers of keys in
+ * the same lock stripe wait; readers do not).  It must be short and must
+ * not block.  It must not call any rcukv function on the same cache
+ * (detected: aborts naming the call); calls on other caches are allowed,
+ * but two caches whose callbacks write into each other can deadlock.
+ */
+typedef void (*rcukv_removal_fn)(const void *key, size_t klen, const void *val, size_t vlen,
+				 enum rcukv_reason reason, void *arg);
+
+/* Options.  Zero-initialise the whole struct ({0}) and set what you need:
+ * zero is the default of every field, and fields added later come out of
+ * @reserved (which rcukv_open() requires to be zero), so a program built
+ * against this header keeps working with a later library. */
 struct rcukv_options {
 	size_t initial_size; /* expected number of entries (0: small); the table
 			      * grows and shrinks by itself */
 	size_t max_memory;   /* bytes of entries before writes evict (0: no limit) */
+	enum rcukv_policy policy; /* what writes evict under max_memory */
+	unsigned int samples;	  /* entries sampled per eviction (0: 5; at most 64) */
+	rcukv_removal_fn on_removal; /* NULL: none */
+	void *removal_arg;	     /* passed to @on_removal */
+	uint64_t reserved[8];	     /* must be zero */
+};
+
+/* Counters since rcukv_open(), and memory now (rcukv_stats()). */
+struct rcukv_stats {
+	uint64_t hits;	       /* rcukv_get(), rcukv_get_buf(), rcukv_get_or_load()
+				* lookups that found the key */
+	uint64_t misses;       /* ... that did not (exists() and ttl() count neither) */
+	uint64_t sets;	       /* stores: set, add, incr, loaded values */
+	uint64_t deletes;      /* entries removed by rcukv_del() */
+	uint64_t replacements; /* entries replaced by a store */
+	uint64_t evictions;    /* entries evicted under max_memory */
+	uint64_t expirations;  /* expired entries removed */
+	uint64_t loads;	       /* rcukv_get_or_load() loader calls */
+	uint64_t load_errors;  /* ... that returned an error */
+	uint64_t load_waits;   /* get_or_load() callers that waited for another's load */
+	uint64_t entries;      /* entries in the table, expired ones not yet removed
+				* included (O(1), unlike rcukv_count()) */
+	uint64_t bytes_in_use; /* rcukv_memory() */
+	uint64_t bytes_pinned; /* bytes of entries unlinked (deleted, replaced,
+				* evicted, expired) but not yet freed: waiting for
+				* readers' grace periods or held by a running
+				* rcukv_iterate().  Not counted in bytes_in_use nor
+				* bounded by max_memory. */
+	uint64_t max_memory;   /* the current limit (0: none) */
+	uint64_t reserved[8];  /* zero; later fields come from here */
 };
 
 /**
@@ -107,12 +196,15 @@ int rcukv_shutdown(void);
 /**
  * rcukv_set() - store a copy of @val under a copy of @key.
  * @ttl_ms: time to live in milliseconds, or 0 for none.
- * With max_memory, room is made first (expired entries, then the least
- * recently used of a few sampled live ones, never @key itself); concurrent
- * writers may overshoot the limit briefly by about one entry each.
+ * With max_memory, room is made first (expired entries, then victims of
+ * the policy among a few sampled live ones, never @key itself); concurrent
+ * writers may overshoot the limit briefly by about one entry each.  Entries
+ * evicted, and an old value replaced, go to the removal callback on this
+ * thread before the call returns.
  * Return: 0 stored; -E2BIG, -ENOMEM (the entry alone is larger than
- * max_memory, or room could not be made): nothing was stored and an old
- * value under @key is unchanged.
+ * max_memory, or room could not be made: noeviction, a volatile policy with
+ * no TTL left, or 64 rounds without progress): nothing was stored and an
+ * old value under @key is unchanged.
  */
 int rcukv_set(rcukv *kv, const void *key, size_t klen, const void *val, size_t vlen,
 	      uint64_t ttl_ms);
@@ -191,8 +283,10 @@ size_t rcukv_memory(rcukv *kv);
 
 /**
  * rcukv_set_max_memory() - change the memory limit at run time (0: none).
- * A lower limit is met before the call returns: entries are evicted as by a
- * write (expired first, then sampled LRU) until rcukv_memory() is under it.
+ * A lower limit is met before the call returns, as far as the policy
+ * allows: entries are evicted as by a write (expired first, then the
+ * policy's victims; noeviction removes only expired ones) until
+ * rcukv_memory() is under it.
  * Writes already running finish against the limit they read.
  * Return: 0.
  */
@@ -200,6 +294,50 @@ int rcukv_set_max_memory(rcukv *kv, size_t bytes);
 
 /* rcukv_max_memory() - the current memory limit (0: none). */
 size_t rcukv_max_memory(rcukv *kv);
+
+/**
+ * rcukv_stats() - fill @out with the cache's counters and memory figures.
+ * Counters are kept per thread stripe and summed here: a lookup writes no
+ * cache line another thread writes (up to 64 threads alive at once; beyond
+ * that the others share one stripe, still without losing counts).  A sum taken while
+ * other threads run may be a few operations behind them, never torn; once
+ * they have finished (joined), it is exact.
+ * Return: 0, or -EINVAL (@out NULL).
+ */
+int rcukv_stats(rcukv *kv, struct rcukv_stats *out);
+
+/**
+ * rcukv_loader_fn - produce the value of a key that rcukv_get_or_load()
+ * missed.
+ * @val, @vlen: on success, receive a buffer from malloc() holding the value
+ * (the library frees it) and its length.
+ * Context: runs on one of the callers' threads, holding no lock of the
+ * library; it may block, sleep, and call rcukv functions on any cache,
+ * except rcukv_get_or_load() of the same key on the same cache (a self
+ * deadlock: detected, aborts).
+ * Return: 0, or a negative errno that every waiting caller receives.
+ */
+typedef int (*rcukv_loader_fn)(const void *key, size_t klen, void **val, size_t *vlen,
+			       void *arg);
+
+/**
+ * rcukv_get_or_load() - rcukv_get(), and on a miss run @loader and store
+ * its value with @ttl_ms (single flight: while a load of the key runs, other
+ * callers of the key on this cache wait for it instead of loading again,
+ * and all receive its value or its error).  A loader error stores nothing
+ * and is not remembered: the next caller loads again.  If the loaded value
+ * cannot be stored (-ENOMEM under max_memory, -E2BIG) the callers still get
+ * it; a later call loads again.  Hits never lock; a miss takes a lock of a
+ * small striped table of loads in flight.
+ * @val, @vlen: as rcukv_get(): a new copy for each caller, freed with
+ * rcukv_free().
+ * Context: any thread; blocks while the loader runs.
+ * Return: 0, -ENOMEM, -EINVAL (@loader or @val NULL; or the loader
+ * returned a positive value, or no buffer for a non-empty value), or the
+ * loader's negative errno.
+ */
+int rcukv_get_or_load(rcukv *kv, const void *key, size_t klen, rcukv_loader_fn loader, void *arg,
+		      void **val, size_t *vlen, uint64_t ttl_ms);
 
 /* rcukv_clear() - remove every entry; their memory is freed in the background. */
 int rcukv_clear(rcukv *kv);

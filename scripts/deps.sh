@@ -3,8 +3,8 @@
 # As root it runs apt-get; as anyone else it prints the exact command and fails.
 # Usage: scripts/deps.sh [build|test]   (test adds the reference servers and tools)
 set -eu
-build_pkgs="build-essential pkg-config libevent-dev libjemalloc-dev libhiredis-dev libedit-dev liblzf-dev libssl-dev"
-test_pkgs="openssl libcmocka-dev liburcu-dev libglib2.0-dev redis-server redis-tools python3-redis libxml2-utils valgrind clang libclang-rt-14-dev"
+build_pkgs="build-essential pkg-config libevent-dev libjemalloc-dev libhiredis-dev libedit-dev liblzf-dev libssl-dev liblua5.1-0-dev lua-bitop-dev lua-cjson-dev"
+test_pkgs="openssl libcmocka-dev liburcu-dev libglib2.0-dev redis-server redis-tools nutcracker python3-redis libxml2-utils valgrind clang libclang-rt-14-dev dpkg-dev"
 want="$build_pkgs"
 [ "${1:-build}" = test ] && want="$want $test_pkgs"
 missing=""

@@ -29,7 +29,17 @@ bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 # as skipped, never as passed)
 skip() { skipped=$((skipped + 1)); echo "SKIP $*"; }
 # summary: the closing line tests/run.sh reads; returns 1 on any failure
-summary() { echo "$pass passed, $fail failed, $skipped skipped"; [ "$fail" = 0 ]; }
+# summary: the closing line.  After a failure, first the sanitizer reports
+# any server this script started left in its logs, so a crash seen only in CI
+# names its cause.
+summary() {
+  if [ "$fail" != 0 ] && [ -n "${tmp:-}" ] && [ -d "$tmp" ]; then
+    grep -h -A3 -E 'runtime error:|ERROR: AddressSanitizer|WARNING: ThreadSanitizer|ERROR: LeakSanitizer' \
+      "$tmp"/*.log 2>/dev/null | head -n 20 | sed 's/^/# server log: /'
+  fi
+  echo "$pass passed, $fail failed, $skipped skipped"
+  [ "$fail" = 0 ]
+}
 
 # check WHAT 'EXPR': EXPR is ONE string, evaluated whole (eval), so every part
 # of a compound condition is checked:
@@ -78,6 +88,14 @@ cases_vs_redis() {
       "$("$TS" --port "$RP" --cases "$file" --cases-only 2>&1)"
     stop_pid "$rpid"
   fi
+}
+
+# cases_both NAME: tests/server/NAME's cases against the rcukv-server on $P,
+# then cases_vs_redis on a redis-server from port $P + 1.
+cases_both() {
+  check_cases "$1 against rcukv-server" \
+    "$("$TS" --port "$P" --cases "tests/server/$1" --cases-only 2>&1)"
+  cases_vs_redis "$1" "tests/server/$1" $((P + 1))
 }
 
 # --- tools -----------------------------------------------------------------------

@@ -5,6 +5,9 @@
  */
 #include "server/client.h"
 #include "server/conn.h"
+#include "server/monitor.h"
+#include "server/pause.h"
+#include "server/block.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/util.h"
@@ -29,6 +32,9 @@ void client_register(struct conn *c)
 
 void client_unregister(struct conn *c)
 {
+	monitor_remove(c); /* before its mailbox goes (pubsub_conn_closed() below) */
+	pause_conn_closed(c);
+	block_conn_closed(c);
 	pthread_mutex_lock(&g_clients_lock);
 	if (c->gprev)
 		c->gprev->gnext = c->gnext;

@@ -14,17 +14,25 @@
  */
 #define RCU_FLAVOR_QSBR
 #include "rcu/rcu.h"
+#include "resp/resp.h"
 #include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
 #include "server/db.h"
 #include "server/evict.h"
+#include "server/latency.h"
 #include "server/log.h"
+#include "server/monitor.h"
 #include "server/multi.h"
+#include "server/pause.h"
 #include "server/tracking.h"
 #include "server/persist.h"
+#include "server/pubsub.h"
+#include "server/repl.h"
+#include "server/replm.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/slowlog.h"
 #include "server/stats.h"
 #include "server/util.h"
 
@@ -155,9 +163,9 @@ static const char *row_check(const struct cmd *r)
 		return "acl lists ACL_ADMIN or ACL_DANGEROUS, which CMD_ADMIN implies";
 	if (r->first_key < 0 || r->key_step < 0 || (r->first_key == 0) != (r->key_step == 0) ||
 	    (r->first_key == 0 && r->last_key != 0) ||
-	    (r->first_key > 0 && r->last_key > 0 && r->last_key < r->first_key) || r->last_key < -1)
-		return "key positions: first >= 1 with step >= 1 and last >= first or -1, or "
-		       "all 0";
+	    (r->first_key > 0 && r->last_key > 0 && r->last_key < r->first_key) || r->last_key < -2)
+		return "key positions: first >= 1 with step >= 1 and last >= first, -1 or -2 "
+		       "(BLPOP: all but the last argument), or all 0";
 	if (r->arity > 0 && r->last_key >= r->arity)
 		return "last key beyond the arity";
 	if (!valid_group(r->group))
@@ -243,6 +251,10 @@ struct cmd_table {
 };
 
 static struct cmd_table *g_cmds;
+/* The rows cmd_init_rows() built the table from; main thread at start-up,
+ * then read by cmd_set_extra_rows() (serialized by its caller). */
+static const struct cmd *base_rows;
+static int nbase_rows, nbase_top;
 
 static struct cmd_table *table_get(void)
 {
@@ -308,7 +320,8 @@ static struct cmd_table *table_build(const struct cmd *rows, int n)
 
 		if (k->kind == CMD_ROW_CONTAINER)
 			cont = k; /* checked: its SUB rows follow it */
-		k->acl = acl_implied(k->flags, k->acl);
+		if (!k->module) /* Redis 7.0 gives module commands no categories */
+			k->acl = acl_implied(k->flags, k->acl);
 		k->fullname = k->name;
 		if (k->kind != CMD_ROW_SUB) {
 			t->top[t->ntop++] = k;
@@ -441,7 +454,36 @@ void cmd_init_rows(const struct cmd *rows, int n)
 	table_rename(t);
 	table_index(t);
 	table_stat_slots(t);
+	base_rows = rows;
+	nbase_rows = n;
+	nbase_top = t->ntop;
 	table_publish(t);
+}
+
+int cmd_name_taken(const char *name, size_t len)
+{
+	return cmd_lookup(table_get(), name, len) >= 0;
+}
+
+int cmd_set_extra_rows(const struct cmd *extra, int n)
+{
+	const struct cmd_table *old = g_cmds; /* the caller serializes writers */
+	struct cmd *rows = xmalloc((size_t)(nbase_rows + n + 1) * sizeof(*rows));
+	struct cmd_table *t;
+
+	memcpy(rows, base_rows, (size_t)nbase_rows * sizeof(*rows));
+	if (n)
+		memcpy(rows + nbase_rows, extra, (size_t)n * sizeof(*rows));
+	t = table_build(rows, nbase_rows + n);
+	free(rows); /* table_build() copied them */
+	for (int i = 0; i < nbase_top; i++)
+		t->tname[i] = old->tname[i]; /* rename-command, applied once */
+	table_index(t);
+	t->stat_slot = xmalloc((size_t)t->ntop * sizeof(*t->stat_slot));
+	for (int i = 0; i < t->ntop; i++) /* extra rows: no commandstats slot */
+		t->stat_slot[i] = i < nbase_top ? old->stat_slot[i] : -1;
+	table_publish(t);
+	return 0;
 }
 
 void cmd_fini(void)
@@ -498,7 +540,7 @@ static void reject(struct conn *c, const struct cmd *k, int slot, const char *er
 		multi_flag(c);
 		reply_error(c, err);
 	}
-	if (k)
+	if (k && slot >= 0)
 		stats_cmd_rejected(c->w, slot);
 }
 
@@ -568,10 +610,29 @@ static const char *refuse_subscribed(struct conn *c, const struct cmd *k, char *
  * to fail), so this order spares the eviction check.  One acquire load
  * otherwise.
  */
+int cmd_protected_allowed(const struct conn *c, long long mode)
+{
+	if (mode == 1)
+		return 1;
+	return mode == 2 && ((c->flags & CONN_UNIX) || !strncmp(c->addr, "127.", 4) ||
+			     !strncmp(c->addr, "::1", 3));
+}
+
 static const char *refuse(struct conn *c, const struct cmd *k, char *buf, size_t len)
 {
 	uint32_t flags = k->flags;
+	const char *why;
 
+	/* our master's stream is obeyed, as Redis's mustObeyClient() */
+	if (SRV_UNLIKELY(c->flags & CONN_MASTER))
+		return NULL;
+	/* protected commands come first, before authentication (Redis) */
+	if (SRV_UNLIKELY(k->proc == cmd_debug) &&
+	    !cmd_protected_allowed(
+		c, atomic_load_explicit(&g_cfg.enable_debug_command, memory_order_relaxed)))
+		return "DEBUG command not allowed. If the enable-debug-command option is set to "
+		       "\"local\", you can run it from a local connection, otherwise you need to "
+		       "set this option in the configuration file, and then restart the server.";
 	if (SRV_UNLIKELY(!c->authenticated) && !(flags & CMD_NOAUTH) && cfg_password_required())
 		return "-NOAUTH Authentication required.";
 	if (SRV_UNLIKELY(c->multi != NULL)) {
@@ -587,7 +648,19 @@ static const char *refuse(struct conn *c, const struct cmd *k, char *buf, size_t
 	/* stop-writes-on-bgsave-error: as Redis, PING is refused too */
 	if (SRV_UNLIKELY((flags & CMD_WRITE) || k->proc == cmd_ping) && persist_writes_denied())
 		return ERR_MISCONF;
-	return refuse_subscribed(c, k, buf, len);
+	if (SRV_UNLIKELY(flags & CMD_WRITE) && replm_refuses_writes())
+		return "-NOREPLICAS Not enough good replicas to write.";
+	if (SRV_UNLIKELY(flags & CMD_WRITE) && repl_refuses_writes())
+		return "-READONLY You can't write against a read only replica.";
+	if ((why = refuse_subscribed(c, k, buf, len)) != NULL)
+		return why;
+	if (SRV_UNLIKELY(!(flags & CMD_STALE)) && repl_masterdown())
+		return "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to "
+		       "'no'.";
+	/* a monitor is a replica to Redis: kept off the keyspace */
+	if (SRV_UNLIKELY(c->flags & CONN_MONITOR) && (flags & (CMD_WRITE | CMD_READONLY)))
+		return "Replica can't interact with the keyspace";
+	return NULL;
 }
 
 /* Run a command that passed every check: it counts as processed and as a
@@ -605,43 +678,108 @@ int cmd_key_range(const struct cmd *k, int argc, int *first, int *last, int *ste
 	return *last >= *first;
 }
 
+int cmd_numkeys_range(const struct cmd *k, int argc, const char *const *argv,
+		      const size_t *argl, int *first, int *last)
+{
+	long long n;
+	int at;
+
+	if (k->proc == cmd_zunionstore || k->proc == cmd_zinterstore || k->proc == cmd_zdiffstore ||
+	    k->proc == cmd_bzmpop)
+		at = 2;
+	else if (k->proc == cmd_zunion || k->proc == cmd_zinter || k->proc == cmd_zdiff ||
+		 k->proc == cmd_zintercard || k->proc == cmd_zmpop || k->proc == cmd_sintercard)
+		at = 1;
+	else
+		return 0;
+	if (at >= argc || !resp_str2ll(argv[at], argl[at], &n) || n < 1 || n > argc - at - 1)
+		return -1;
+	*first = at + 1;
+	*last = at + (int)n;
+	return 1;
+}
+
 /* A tracking client: remember what a read-only command reads (tracking.c). */
 static void track_before(struct conn *c, const struct cmd *k, int argc)
 {
 	int first = 0, last = 0, step = 1;
 	int reads = (k->flags & CMD_READONLY) && !(k->flags & CMD_PUBSUB);
 
-	if (reads && !cmd_key_range(k, argc, &first, &last, &step))
+	if (reads && !cmd_key_range(k, argc, &first, &last, &step)) {
 		first = 0;
+		/* ZUNION ZINTER ZDIFF ZINTERCARD: the keys after numkeys */
+		if (cmd_numkeys_range(k, argc, c->argv, c->argl, &first, &last) > 0)
+			step = 1;
+		else
+			first = 0;
+	}
 	tracking_before(c, reads, first, last, step);
 }
 
-static void track_after(struct conn *c, const struct cmd *k)
+static void track_after(struct conn *c, const char *parent)
 {
-	tracking_after(c, (k->parent && !strcmp(k->parent, "client")) ||
-			      (c->multi && c->multi->active));
+	tracking_after(c, (parent && !strcmp(parent, "client")) || (c->multi && c->multi->active));
 }
 
+_Thread_local const struct cmd *cmd_running;
+
+int (*cmd_prop_begin)(struct conn *c, const struct cmd *k, struct prop_call *pc);
+void (*cmd_prop_end)(struct conn *c, int argc, struct prop_call *pc);
+
+/* @k is not read once proc has run: a handler may go offline (MODULE
+ * LOAD/UNLOAD wait for grace periods, DEBUG SLEEP), and a table published
+ * meanwhile frees the row.  Its flags and parent (a string of the rows, not
+ * of the table) are loaded before. */
 static inline void cmd_run(struct conn *c, const struct cmd *k, int slot, int argc)
 {
 	struct worker *w = c->w;
-	unsigned long long errs = STAT_GET(w->st.errors), t0;
+	unsigned long long errs = STAT_GET(w->st.errors), t0, d;
+	uint32_t flags = k->flags;
+	const char *parent = k->parent;
+	long long us;
+	struct prop_call rc;
+	/* a replica is fed: writes run under the stream lock (propagate.c) */
+	int fed = SRV_UNLIKELY(replm_on()) && cmd_prop_begin(c, k, &rc);
 
 	STAT_ADD(w->st.commands, 1);
 	if (SRV_UNLIKELY(c->trk != NULL))
 		track_before(c, k, argc);
 	t0 = stats_clock();
+	cmd_running = k;
 	k->proc(c, argc);
-	stats_cmd_done(w, slot, stats_clock() - t0, STAT_GET(w->st.errors) != errs);
+	d = stats_clock() - t0;
+	if (SRV_UNLIKELY(fed))
+		cmd_prop_end(c, argc, &rc);
+	if (SRV_LIKELY(slot >= 0)) /* module commands have no slot */
+		stats_cmd_done(w, slot, d, STAT_GET(w->st.errors) != errs);
 	if (SRV_UNLIKELY(c->trk != NULL))
-		track_after(c, k);
+		track_after(c, parent);
+	/* what Redis's call() does with the duration next, in its order */
+	us = (long long)(stats_clocks_ns(d) / 1000);
+	latency_offer((flags & CMD_FAST) ? "fast-command" : "command", us / 1000);
+	if (!(flags & CMD_SKIP_SLOWLOG))
+		slowlog_offer(c, us);
+	if (!(flags & CMD_ADMIN)) /* too dangerous to show, as Redis */
+		monitor_feed(c);
+}
+
+/* Whether CLIENT PAUSE WRITE holds @k: Redis's is_may_replicate_command
+ * (CMD_WRITE or CMD_MAY_REPLICATE, EXEC by what it queued). */
+static int pause_writes(const struct conn *c, const struct cmd *k)
+{
+	if (k->flags & CMD_WRITE)
+		return 1;
+	if (k->proc == cmd_publish || k->proc == cmd_spublish)
+		return 1;
+	return k->proc == cmd_exec && c->multi && c->multi->active &&
+	       (c->multi->cmd_flags & CMD_WRITE);
 }
 
 /* The commands MULTI does not queue (Redis's processCommand list). */
 static int runs_in_multi(const struct cmd *k)
 {
 	return k->proc == cmd_exec || k->proc == cmd_discard || k->proc == cmd_multi ||
-	       k->proc == cmd_watch || k->proc == cmd_quit;
+	       k->proc == cmd_watch || k->proc == cmd_quit || k->proc == cmd_reset;
 }
 
 /*
@@ -715,7 +853,7 @@ static int resolve(struct conn *c, const struct cmd **kp, int *slotp, char *err,
  * MULTI and EXEC, a command that passes the checks is queued instead
  * (+QUEUED), and a refused one dooms the transaction.
  */
-void cmd_dispatch(struct conn *c)
+static void dispatch_one(struct conn *c)
 {
 	const struct cmd *k;
 	const char *why;
@@ -733,6 +871,8 @@ void cmd_dispatch(struct conn *c)
 		reject(c, k, slot, why);
 		return;
 	}
+	if (SRV_UNLIKELY(pause_hold(c, pause_writes(c, k))))
+		return; /* conn_resume() dispatches it again */
 	if (SRV_UNLIKELY(multi_queueing(c->multi)) && !runs_in_multi(k)) {
 		multi_queue(c, k->flags);
 		reply_simple(c, "QUEUED");
@@ -740,6 +880,26 @@ void cmd_dispatch(struct conn *c)
 	}
 	db_pin(c);
 	cmd_run(c, k, slot, c->argc);
+}
+
+/* A command's replies, unless CLIENT REPLY OFF or SKIP drops them (Redis's
+ * prepareClientToWrite()); then SKIP ends and SKIP next begins, as Redis's
+ * resetClient() after every command but a held one. */
+void cmd_dispatch(struct conn *c)
+{
+	size_t unsent;
+
+	pubsub_drain_pending(c->w); /* deliveries first: they may be older */
+	unsent = c->out.len - c->out.pos; /* pos moves if the buffer compacts */
+	dispatch_one(c);
+	if (SRV_LIKELY(!(c->flags & (CONN_REPLY_OFF | CONN_REPLY_SKIP | CONN_REPLY_SKIP_NEXT))) ||
+	    (c->flags & CONN_HELD))
+		return;
+	if (c->flags & (CONN_REPLY_OFF | CONN_REPLY_SKIP))
+		c->out.len = c->out.pos + unsent;
+	c->flags &= ~CONN_REPLY_SKIP;
+	if (c->flags & CONN_REPLY_SKIP_NEXT)
+		c->flags = (c->flags & ~CONN_REPLY_SKIP_NEXT) | CONN_REPLY_SKIP;
 }
 
 void cmd_exec_one(struct conn *c)
@@ -756,6 +916,19 @@ void cmd_exec_one(struct conn *c)
 		return;
 	}
 	cmd_run(c, k, slot, c->argc);
+}
+
+const struct cmd *cmd_script_row(struct conn *c, int *why)
+{
+	const struct cmd *k;
+	char err[8];
+	int slot;
+
+	*why = 0;
+	if (resolve(c, &k, &slot, err, sizeof(err)) == 0)
+		return k;
+	*why = k ? 2 : 1; /* a known row: its arity; else unknown (or its subcommand) */
+	return NULL;
 }
 
 const struct cmd *cmd_row_of(struct conn *c)
@@ -777,9 +950,11 @@ static const struct {
 } flag_names[CMD_NFLAGS] = {
     {CMD_WRITE, "write"},     {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
     {CMD_ADMIN, "admin"},     {CMD_PUBSUB, "pubsub"},	  {CMD_NOSCRIPT, "noscript"},
+    {CMD_BLOCKING, "blocking"},
     {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},	  {CMD_SKIP_SLOWLOG, "skip_slowlog"},
     {CMD_FAST, "fast"},	      {CMD_NOAUTH, "no_auth"},	  {CMD_SENTINEL, "sentinel"},
-    {CMD_NO_MULTI, "no_multi"}, {CMD_ALLOW_BUSY, "allow_busy"},
+    {CMD_NO_ASYNC_LOADING, "no_async_loading"}, {CMD_NO_MULTI, "no_multi"},
+    {CMD_ALLOW_BUSY, "allow_busy"}, {CMD_MOVABLEKEYS, "movablekeys"},
 };
 
 static const char *const acl_names[ACL_NCATEGORIES] = {
@@ -797,10 +972,13 @@ static void command_info_one(struct conn *c, const struct cmd *k, const char *na
 	reply_int(c, k->arity);
 	for (int i = 0; i < CMD_NFLAGS; i++)
 		nflags += !!(k->flags & (1u << i));
-	reply_set(c, nflags);
-	for (int i = 0; i < CMD_NFLAGS; i++)
+	reply_set(c, nflags + (k->module != NULL));
+	for (int i = 0; i < CMD_NFLAGS; i++) {
 		if (k->flags & flag_names[i].bit)
 			reply_simple(c, flag_names[i].name);
+		if (flag_names[i].bit == CMD_DENYOOM && k->module) /* Redis's place for it */
+			reply_simple(c, "module");
+	}
 	reply_int(c, k->first_key);
 	reply_int(c, k->last_key);
 	reply_int(c, k->key_step);
@@ -842,6 +1020,10 @@ static const char *const command_help[] = {
     "    Return documentation details about multiple commands.",
     "    If no command names are given, documentation details for all",
     "    commands are returned.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full Redis command.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full Redis command.",
     "HELP",
     "    Print this help.",
     NULL,
@@ -867,6 +1049,14 @@ static const struct cmd *find_full(const struct cmd_table *t, const char *s, siz
 
 static void command_docs_one(struct conn *c, const struct cmd *k)
 {
+	if (k->module) { /* what Redis 7.0 knows of a module command without SetCommandInfo */
+		reply_map(c, 2);
+		reply_bulk_str(c, "group");
+		reply_bulk_str(c, "module");
+		reply_bulk_str(c, "module");
+		reply_bulk_str(c, k->module);
+		return;
+	}
 	reply_map(c, 4 + (k->subs != NULL) + (k->args != NULL));
 	reply_bulk_str(c, "summary");
 	reply_bulk_str(c, k->summary);
@@ -941,17 +1131,216 @@ void cmd_command_docs(struct conn *c, int argc)
 	}
 }
 
+/* COMMAND LIST's FILTERBY: what is listed. */
+enum list_filter { LIST_ALL, LIST_MODULE, LIST_ACLCAT, LIST_PATTERN };
+
+static int list_keeps(const struct cmd *k, enum list_filter f, const char *arg, size_t len)
+{
+	switch (f) {
+	case LIST_ALL:
+		return 1;
+	case LIST_MODULE: /* the module's name, any case */
+		return k->module && util_strcaseeq(arg, len, k->module);
+	case LIST_ACLCAT: /* the category's name without its '@', any case */
+		for (int i = 0; i < ACL_NCATEGORIES; i++)
+			if (util_strcaseeq(arg, len, acl_names[i] + 1))
+				return (k->acl & (1u << i)) != 0;
+		return 0;
+	case LIST_PATTERN:
+		return util_glob_match(arg, len, k->fullname, strlen(k->fullname), 1);
+	}
+	return 0;
+}
+
+/* The names kept, every command followed by its subcommands (as Redis
+ * lists them, in its dict's order, rcukv in its rows'); counted when @c is
+ * NULL. */
+static long long list_walk(struct conn *c, const struct cmd_table *t, enum list_filter f,
+			   const char *arg, size_t len)
+{
+	long long n = 0;
+
+	for (int i = 0; i < t->ntop; i++) {
+		const struct cmd *k = t->top[i];
+
+		for (int s = -1; s < k->nsubs; s++) {
+			const struct cmd *x = s < 0 ? k : &k->subs[s];
+
+			if (!list_keeps(x, f, arg, len))
+				continue;
+			n++;
+			if (c)
+				reply_bulk_str(c, x->fullname);
+		}
+	}
+	return n;
+}
+
+/* COMMAND LIST [FILTERBY MODULE|ACLCAT|PATTERN arg]: the last FILTERBY
+ * wins; anything else is a syntax error, as Redis parses it. */
 void cmd_command_list(struct conn *c, int argc)
 {
+	static const char *const kinds[] = {"module", "aclcat", "pattern"};
 	const struct cmd_table *t = table_get();
+	enum list_filter f = LIST_ALL;
+	const char *arg = NULL;
+	size_t len = 0;
 
-	if (argc > 2) {
-		reply_error(c, ERR_SYNTAX);
+	for (int j = 2; j < argc; j += 3) {
+		int kind = -1;
+
+		if (!util_strcaseeq(ARGV(c, j), ARGL(c, j), "filterby") || argc - 1 - j != 2) {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+		for (int i = 0; i < 3; i++)
+			if (util_strcaseeq(ARGV(c, j + 1), ARGL(c, j + 1), kinds[i]))
+				kind = i;
+		if (kind < 0) {
+			reply_error(c, ERR_SYNTAX);
+			return;
+		}
+		f = (enum list_filter)(LIST_MODULE + kind);
+		arg = ARGV(c, j + 2);
+		len = ARGL(c, j + 2);
+	}
+	reply_array(c, list_walk(NULL, t, f, arg, len));
+	list_walk(c, t, f, arg, len);
+}
+
+/* The row of the command in argv[@from..argc), its subcommand's for a
+ * container given one (NULL if unknown), as Redis's lookupCommand(). */
+static const struct cmd *row_of_argv(const struct cmd_table *t, struct conn *c, int from)
+{
+	int idx = cmd_lookup(t, ARGV(c, from), ARGL(c, from));
+	const struct cmd *k;
+
+	if (idx < 0)
+		return NULL;
+	k = t->top[idx];
+	if (!k->subs || c->argc - from < 2)
+		return k;
+	for (int i = 0; i < k->nsubs; i++)
+		if (util_strcaseeq(ARGV(c, from + 1), ARGL(c, from + 1), k->subs[i].name))
+			return &k->subs[i];
+	return NULL;
+}
+
+/* One key's flags for GETKEYSANDFLAGS: a set of simple strings. */
+static void reply_key_flags(struct conn *c, const char *flags)
+{
+	char buf[64], *w, *sp;
+	int n = 0;
+
+	for (const char *p = flags; *p; p++)
+		n += p == flags || p[-1] == ' ';
+	reply_set(c, n);
+	snprintf(buf, sizeof(buf), "%s", flags);
+	for (w = strtok_r(buf, " ", &sp); w; w = strtok_r(NULL, " ", &sp))
+		reply_simple(c, w);
+}
+
+/* One key of GETKEYS: the argument at @j (of the command at 2). */
+static void getkeys_one(struct conn *c, const struct cmd *k, int j, int with_flags)
+{
+	if (with_flags)
+		reply_array(c, 2);
+	reply_bulk(c, ARGV(c, j + 2), ARGL(c, j + 2));
+	if (with_flags)
+		reply_key_flags(c, cmd_key_flags(k, c, 2, j));
+}
+
+/* Where a CMD_MOVABLEKEYS row's numkeys argument is (Redis's keynum key
+ * spec: the keys follow it), or 0. */
+static int numkeys_pos(const struct cmd *k)
+{
+	if (!(k->flags & CMD_MOVABLEKEYS))
+		return 0;
+	if (!strcmp(k->name, "lmpop"))
+		return 1;
+	if (!strcmp(k->name, "blmpop"))
+		return 2;
+	return 0;
+}
+
+static int getkeys_arity_ok(struct conn *c, const struct cmd *k, int n)
+{
+	if ((k->arity > 0 && k->arity != n) || n < -k->arity) {
+		reply_error(c, "Invalid number of arguments specified for command");
+		return 0;
+	}
+	return 1;
+}
+
+/* COMMAND GETKEYS / GETKEYSANDFLAGS command [arg...]: the keys by the row's
+ * first, last and step, then those after a numkeys argument
+ * (cmd_numkeys_range(); LMPOP and BLMPOP by numkeys_pos()), each with its
+ * flags (keyspecs.c) when @with_flags. */
+static void getkeys(struct conn *c, int argc, int with_flags)
+{
+	const struct cmd *k = row_of_argv(table_get(), c, 2);
+	int n = argc - 2, last, nk, np, nfirst = 0, nlast = -1;
+
+	if (!k) {
+		reply_error(c, "Invalid command specified");
 		return;
 	}
-	reply_array(c, t->ntop);
-	for (int i = 0; i < t->ntop; i++)
-		reply_bulk_str(c, t->top[i]->name);
+	if ((np = numkeys_pos(k)) > 0) { /* LMPOP, BLMPOP: numkeys key... */
+		long long nkeys;
+
+		if (!getkeys_arity_ok(c, k, n))
+			return;
+		if (!resp_str2ll(ARGV(c, np + 2), ARGL(c, np + 2), &nkeys) || nkeys <= 0 ||
+		    nkeys >= n - np) {
+			reply_error(c, "Invalid arguments specified for command");
+			return;
+		}
+		reply_array(c, nkeys);
+		for (int j = np + 1; j <= np + (int)nkeys; j++)
+			getkeys_one(c, k, j, with_flags);
+		return;
+	}
+	nk = cmd_numkeys_range(k, n, c->argv + 2, c->argl + 2, &nfirst, &nlast);
+	if (nk != 0) {
+		int rows = k->first_key > 0 ? (k->last_key - k->first_key) / k->key_step + 1 : 0;
+
+		if (!getkeys_arity_ok(c, k, n))
+			return;
+		if (nk < 0) {
+			reply_error(c, "Invalid arguments specified for command");
+			return;
+		}
+		/* the numkeys commands' rows name fixed keys only (last_key >= 0) */
+		reply_array(c, rows + (nlast - nfirst + 1));
+		for (int j = k->first_key; k->first_key > 0 && j <= k->last_key; j += k->key_step)
+			getkeys_one(c, k, j, with_flags);
+		for (int j = nfirst; j <= nlast; j++)
+			getkeys_one(c, k, j, with_flags);
+		return;
+	}
+	/* shard channels have key positions but are no keys (not_key) */
+	if (k->first_key <= 0 || !strcmp(cmd_key_flags(k, c, 2, k->first_key), "not_key")) {
+		reply_error(c, "The command has no key arguments");
+		return;
+	}
+	if (!getkeys_arity_ok(c, k, n))
+		return;
+	last = k->last_key < 0 ? n + k->last_key : k->last_key;
+	if (last >= n)
+		last = n - 1;
+	reply_array(c, last < k->first_key ? 0 : (last - k->first_key) / k->key_step + 1);
+	for (int j = k->first_key; j <= last; j += k->key_step)
+		getkeys_one(c, k, j, with_flags);
+}
+
+void cmd_command_getkeys(struct conn *c, int argc)
+{
+	getkeys(c, argc, 0);
+}
+
+void cmd_command_getkeysandflags(struct conn *c, int argc)
+{
+	getkeys(c, argc, 1);
 }
 
 void cmd_command_help(struct conn *c, int argc)

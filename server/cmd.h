@@ -36,7 +36,10 @@ struct conn;
 #define CMD_SKIP_SLOWLOG 0x800
 #define CMD_NO_MULTI 0x1000 /* refused between MULTI and EXEC */
 #define CMD_ALLOW_BUSY 0x2000
-#define CMD_NFLAGS 14
+#define CMD_NO_ASYNC_LOADING 0x4000
+#define CMD_BLOCKING 0x8000	/* may block the client (BLPOP...) */
+#define CMD_MOVABLEKEYS 0x10000 /* keys found by parsing (LMPOP's numkeys) */
+#define CMD_NFLAGS 17
 
 /* ACL categories, in the order Redis 7.0 lists them (COMMAND INFO, ACL CAT). */
 enum {
@@ -101,6 +104,11 @@ struct cmd {
 	const char *fullname;	/* "client|kill" for a subcommand, else name */
 	const struct cmd *subs; /* a container's subcommands, NULL otherwise */
 	int nsubs;
+	/* rows added by cmd_set_extra_rows() (modules): their owner's data
+	 * (module.c's struct mod_cmd) and the module's name (COMMAND INFO's
+	 * "module" flag, DOCS, LIST FILTERBY MODULE); NULL for commands.def's */
+	void *priv;
+	const char *module;
 };
 
 /* The rows of commands.def, in file order (cmd.c). */
@@ -121,6 +129,27 @@ const char *cmd_rows_check(const struct cmd *rows, int n, char *buf, size_t len)
 void cmd_init(void);
 /* cmd_init() on another row set (tests: a malformed one must be refused). */
 void cmd_init_rows(const struct cmd *rows, int n);
+/*
+ * cmd_set_extra_rows - publish a table of commands.def's rows plus @n rows
+ * of @extra (module commands: CMD_ROW_CMD, unchecked, no commandstats slot,
+ * @priv their owner's), replacing any extra rows published before.  The old
+ * table is freed after a grace period: a reader that found a row in it may
+ * use the row until its next quiescent state, never later.  The names and
+ * strings of @extra must outlive the table (free them after rcu_barrier()).
+ * Context: one caller at a time (module.c's lock); any registered thread,
+ * main at start-up.  The caller checked the names are free (cmd_name_taken()).
+ * Return: 0.
+ */
+int cmd_set_extra_rows(const struct cmd *extra, int n);
+/* The row whose handler this thread is running: set by dispatch just
+ * before it calls the handler, so valid at the handler's entry (read-side
+ * section) and overwritten by any command it runs itself.  Module commands
+ * read their row here rather than looking their name up again, which could
+ * find a newer table. */
+extern _Thread_local const struct cmd *cmd_running;
+/* 1 if a command named @name (@len bytes, any case) is in the table.
+ * Read-side section of the server's flavor (or main at start-up). */
+int cmd_name_taken(const char *name, size_t len);
 /* Main thread at exit, with no worker left: frees the table. */
 void cmd_fini(void);
 /* Worker: look the command up and run it, with every check Redis makes
@@ -130,9 +159,21 @@ void cmd_dispatch(struct conn *c);
  * @step (commands.def's positions, -1 the last argument).  Return 0 when it
  * has none. */
 int cmd_key_range(const struct cmd *k, int argc, int *first, int *last, int *step);
+/* The keys a command names after a numkeys argument, beyond its row's
+ * positions (Redis's movablekeys: ZUNIONSTORE ZINTERSTORE ZDIFFSTORE take
+ * numkeys at 2, ZUNION ZINTER ZDIFF ZINTERCARD ZMPOP SINTERCARD at 1): @first..@last,
+ * step 1.  Return 1 with them; 0 for other commands; -1 when numkeys does
+ * not parse or is out of range (the command then fails before it touches a
+ * key).  For EXEC and scripts, which must hold every key a command writes,
+ * client-side caching and COMMAND GETKEYS. */
+int cmd_numkeys_range(const struct cmd *k, int argc, const char *const *argv,
+		      const size_t *argl, int *first, int *last);
 /* EXEC: run the command in c->argc/argv (queued by MULTI) with no check
  * but its name and arity; it replies once, an error if the table lost it. */
 void cmd_exec_one(struct conn *c);
+/* Scripts (script.c): the row of the command in c->argv as cmd_row_of(),
+ * and when NULL, @why: 1 unknown command or subcommand, 2 wrong arity. */
+const struct cmd *cmd_script_row(struct conn *c, int *why);
 /* The row (the subcommand's for a container) of the command in c->argv, or
  * NULL if unknown or of a wrong arity.  Worker, read-side section. */
 const struct cmd *cmd_row_of(struct conn *c);
@@ -140,14 +181,37 @@ const struct cmd *cmd_row_of(struct conn *c);
  * subcommand sub, or -1), "NULL" if none.  Any thread in a read-side
  * section of the server's RCU flavor. */
 void cmd_name_of(int idx, int sub, char *buf, size_t len);
+/* Redis's allowProtectedAction(): @mode (enable-protected-configs,
+ * enable-debug-command: 0 no, 1 yes, 2 local) allows @c (local: a unix
+ * socket or a loopback address).  Any thread. */
+int cmd_protected_allowed(const struct conn *c, long long mode);
 /* 0 if the named command (argv[0]) only reads keys (CMD_READONLY), 1 if it
  * may write or is unknown.  Worker, read-side section.  For the prefetch. */
 int cmd_may_write(const char *name, size_t len);
 
 
+/* keyspecs.c: the key-spec flags (Redis's names, space separated, "" if
+ * none known) of the key at argument @pos of the command in @c's arguments
+ * from @from on, whose row is @k (COMMAND GETKEYSANDFLAGS). */
+const char *cmd_key_flags(const struct cmd *k, const struct conn *c, int from, int pos);
+
 /* cmd_docs.c: COMMAND DOCS "arguments" from a row's args spec. */
 /* Return NULL if @spec parses, else the reason. */
 const char *cmd_docs_check(const char *spec);
 void cmd_docs_reply(struct conn *c, const char *spec);
+
+/* What propagate.c's begin saw, for its end (the row may be gone by then). */
+struct prop_call {
+	unsigned long long dirty0; /* the worker's dirty counter before */
+	int kind;		   /* RW_* of propagate.c */
+	int outer;		   /* EXEC or a script: wraps what it writes */
+	int locked;		   /* took the stream lock */
+	int after;		   /* SWAPDB: lock and append after it ran */
+};
+/* Set once by prop_init() (main.c, before the workers): called by cmd_run()
+ * around the handler while replm_on() (a replica is fed).  @begin returns 1
+ * when @end must follow. */
+extern int (*cmd_prop_begin)(struct conn *c, const struct cmd *k, struct prop_call *pc);
+extern void (*cmd_prop_end)(struct conn *c, int argc, struct prop_call *pc);
 
 #endif

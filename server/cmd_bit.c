@@ -30,6 +30,7 @@
 #include "server/config.h"
 #include "server/conn.h"
 #include "server/db.h"
+#include "server/notify.h"
 #include "server/reply.h"
 #include "server/util.h"
 
@@ -119,6 +120,8 @@ static int setbit_fn(struct ht_rmw *r, void *argp)
 	unsigned shift = 7 - (unsigned)(a->offset & 7);
 	unsigned char *dst;
 
+	if (r->old && db_type(r->old) != OBJ_STRING)
+		return -DB_EWRONGTYPE;
 	a->was = byte < oldlen ? (((const unsigned char *)ht_entry_val(r->old))[byte] >> shift) & 1 : 0;
 	if (len == oldlen && a->was == a->on)
 		return HT_RMW_KEEP; /* neither grown nor changed */
@@ -148,8 +151,10 @@ void cmd_setbit(struct conn *c, int argc)
 		db_reply_ht_err(c, rc);
 		return;
 	}
-	if (rc == HT_RMW_STORE)
+	if (rc == HT_RMW_STORE) {
 		SRV_DIRTY(c, 1);
+		db_notify(c, NOTIFY_STRING, "setbit", 1);
+	}
 	reply_int(c, a.was);
 }
 
@@ -163,7 +168,9 @@ void cmd_getbit(struct conn *c, int argc)
 	if (bit_offset_arg(c, 2, 0, &off) < 0)
 		return;
 	e = ht_find_rcu(db_of(c), K(1));
-	db_hit(c, e != NULL);
+	db_hit(c, 1, e != NULL);
+	if (!db_is_str(c, e))
+		return;
 	if (e && (off >> 3) < ht_entry_vlen(e))
 		bit = (((const unsigned char *)ht_entry_val(e))[off >> 3] >> (7 - (off & 7))) & 1;
 	reply_int(c, bit);
@@ -176,7 +183,7 @@ static const struct ht_entry *bit_lookup(struct conn *c)
 {
 	const struct ht_entry *e = ht_find_rcu(db_of(c), K(1));
 
-	db_hit(c, e != NULL);
+	db_hit(c, 1, e != NULL);
 	return e;
 }
 
@@ -206,6 +213,8 @@ void cmd_bitcount(struct conn *c, int argc)
 		reply_int(c, 0);
 		return;
 	}
+	if (!db_is_str(c, e))
+		return;
 	len = (long long)ht_entry_vlen(e);
 	if (argc == 4 || argc == 5) {
 		if (db_get_ll(c, 2, &start) < 0 || db_get_ll(c, 3, &end) < 0)
@@ -245,6 +254,8 @@ void cmd_bitpos(struct conn *c, int argc)
 		reply_int(c, bit ? -1 : 0); /* all zeros, without end */
 		return;
 	}
+	if (!db_is_str(c, e))
+		return;
 	if (argc > 6) {
 		reply_error(c, ERR_SYNTAX);
 		return;
@@ -288,7 +299,12 @@ static int bitop_fn(struct ht_txn *tx, void *argp)
 	for (size_t j = 0; j < a->nsrc; j++) {
 		const struct ht_entry *e = ht_txn_get(tx, j + 1);
 
-		db_hit(a->c, e != NULL);
+		db_hit(a->c, 3 + (int)j, e != NULL);
+		if (e && db_type(e) != OBJ_STRING) {
+			free(src);
+			free(len);
+			return -DB_EWRONGTYPE;
+		}
 		src[j] = e ? ht_entry_val(e) : NULL;
 		len[j] = e ? ht_entry_vlen(e) : 0;
 		if (len[j] > a->maxlen)
@@ -337,8 +353,10 @@ void cmd_bitop(struct conn *c, int argc)
 		db_reply_ht_err(c, rc);
 		return;
 	}
-	if (a.dirty)
+	if (a.dirty) {
 		SRV_DIRTY(c, 1);
+		db_notify(c, a.maxlen ? NOTIFY_STRING : NOTIFY_GENERIC, a.maxlen ? "set" : "del", 2);
+	}
 	reply_int(c, (long long)a.maxlen);
 }
 
@@ -487,6 +505,8 @@ static int bf_rmw_fn(struct ht_rmw *r, void *argp)
 	int grew = !r->old || len > oldlen;
 	unsigned char *p;
 
+	if (r->old && db_type(r->old) != OBJ_STRING)
+		return -DB_EWRONGTYPE;
 	if (need > HT_MAX_VAL_LEN)
 		return -E2BIG;
 	p = rmw_grown_copy(r, len);
@@ -508,14 +528,17 @@ static int bf_rmw_fn(struct ht_rmw *r, void *argp)
 }
 
 /* Read-only: every op is a GET on the live value (zero if missing). */
-static void bf_read(struct conn *c, struct bf_prog *pr)
+static int bf_read(struct conn *c, struct bf_prog *pr)
 {
 	const struct ht_entry *e = bit_lookup(c);
 	const unsigned char *p = e ? ht_entry_val(e) : NULL;
 	size_t len = e ? ht_entry_vlen(e) : 0;
 
+	if (!db_is_str(c, e))
+		return -1;
 	for (int i = 0; i < pr->n; i++)
 		pr->ops[i].out = bf_get(p, len, pr->ops[i].offset, pr->ops[i].t);
+	return 0;
 }
 
 static void bf_reply(struct conn *c, const struct bf_prog *pr)
@@ -536,7 +559,8 @@ static void bitfield_generic(struct conn *c, int argc, int ro)
 	if (bf_parse(c, argc, &pr) < 0)
 		goto out;
 	if (!pr.writes) {
-		bf_read(c, &pr);
+		if (bf_read(c, &pr) < 0)
+			goto out;
 	} else if (ro) {
 		reply_error(c, "BITFIELD_RO only supports the GET subcommand");
 		goto out;
@@ -548,8 +572,10 @@ static void bitfield_generic(struct conn *c, int argc, int ro)
 			db_reply_ht_err(c, rc);
 			goto out;
 		}
-		if (a.changes)
+		if (a.changes) {
 			SRV_DIRTY(c, a.changes);
+			db_notify(c, NOTIFY_STRING, "setbit", 1);
+		}
 	}
 	bf_reply(c, &pr);
 out:

@@ -9,6 +9,7 @@
 #include "server/client.h"
 #include "server/cmd.h"
 #include "server/conn.h"
+#include "server/replm.h"
 #include "server/reply.h"
 #include "server/tracking.h"
 #include "server/server.h"
@@ -35,6 +36,7 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 	long long idle = (now - atomic_load_explicit(&x->last_ms, memory_order_relaxed)) / 1000;
 	int resp = atomic_load_explicit(&x->resp_pub, memory_order_relaxed);
 	int multi = atomic_load_explicit(&x->multi_count, memory_order_relaxed);
+	int lf = atomic_load_explicit(&x->list_flags, memory_order_relaxed);
 	unsigned trk = atomic_load_explicit(&x->trk_flags, memory_order_relaxed);
 	long long redir = trk ? atomic_load_explicit(&x->trk_redir, memory_order_relaxed) : -1;
 	int ps[3];
@@ -47,16 +49,25 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 		    sizeof(cmdname));
 	for (int k = 0; k < 3; k++)
 		ps[k] = atomic_load_explicit(&x->ps_count[k], memory_order_relaxed);
-	/* Redis's letters, in its order: P subscribed, x in MULTI, t tracking,
-	 * B broadcast tracking, N none. */
+	/* Redis's letters, in its order: O monitor, P subscribed, x in MULTI,
+	 * b blocked (held by CLIENT PAUSE), t tracking, B broadcast tracking,
+	 * e no-evict, N none. */
+	if (lf & CONN_MONITOR)
+		*f++ = 'O';
+	if (lf & CONN_MASTER)
+		*f++ = 'M';
 	if (ps[0] + ps[1] + ps[2])
 		*f++ = 'P';
 	if (multi >= 0)
 		*f++ = 'x';
+	if (lf & CONN_HELD)
+		*f++ = 'b';
 	if (trk & TRK_ON)
 		*f++ = 't';
 	if (trk & TRK_BCAST)
 		*f++ = 'B';
+	if (lf & CONN_NO_EVICT)
+		*f++ = 'e';
 	if (f == flags)
 		*f++ = 'N';
 	*f = '\0';
@@ -81,7 +92,7 @@ static char *client_line(struct conn *x, long long now, size_t *lenp)
 /* CLIENT LIST/KILL TYPE: the class named (@t, @tl) as Redis's
  * getClientTypeByName(): CT_NORMAL, CT_PUBSUB, CT_NONE (a class rcukv has no
  * client of: master, replica), or -1 for an unknown name. */
-enum { CT_NORMAL, CT_PUBSUB, CT_NONE };
+enum { CT_NORMAL, CT_PUBSUB, CT_NONE, CT_REPLICA /* replm.c's, not in the registry */ };
 
 static int client_type_named(const char *t, size_t tl)
 {
@@ -89,8 +100,9 @@ static int client_type_named(const char *t, size_t tl)
 		return CT_NORMAL;
 	if (util_strcaseeq(t, tl, "pubsub"))
 		return CT_PUBSUB;
-	if (util_strcaseeq(t, tl, "master") || util_strcaseeq(t, tl, "replica") ||
-	    util_strcaseeq(t, tl, "slave"))
+	if (util_strcaseeq(t, tl, "replica") || util_strcaseeq(t, tl, "slave"))
+		return CT_REPLICA;
+	if (util_strcaseeq(t, tl, "master"))
 		return CT_NONE;
 	return -1;
 }
@@ -102,6 +114,18 @@ static int client_type_of(struct conn *x)
 		if (atomic_load_explicit(&x->ps_count[k], memory_order_relaxed))
 			return CT_PUBSUB;
 	return CT_NORMAL;
+}
+
+/* Append @n bytes of @line to *@out (*@len used of *@cap), freeing @line. */
+static void append_line(char **out, size_t *len, size_t *cap, char *line, size_t n)
+{
+	while (*len + n + 1 > *cap) {
+		*cap *= 2;
+		*out = xrealloc(*out, *cap);
+	}
+	memcpy(*out + *len, line, n);
+	*len += n;
+	free(line);
 }
 
 void cmd_client_list(struct conn *c, int argc)
@@ -159,15 +183,15 @@ void cmd_client_list(struct conn *c, int argc)
 			atomic_store_explicit(&c->obuf_used, c->out.len - c->out.pos,
 					      memory_order_relaxed);
 		line = client_line(x, now, &n);
-		while (len + n + 1 > cap) {
-			cap *= 2;
-			out = xrealloc(out, cap);
-		}
-		memcpy(out + len, line, n);
-		len += n;
-		free(line);
+		append_line(&out, &len, &cap, line, n);
 	}
 	pthread_mutex_unlock(&g_clients_lock);
+	if (!ids && (type < 0 || type == CT_REPLICA)) { /* replicas: replm.c owns them */
+		size_t n;
+		char *lines = replm_client_lines(&n);
+
+		append_line(&out, &len, &cap, lines, n);
+	}
 	reply_verbatim(c, out, len);
 	free(out);
 	free(ids);
@@ -279,12 +303,16 @@ void cmd_client_kill(struct conn *c, int argc)
 			killed++;
 		}
 		pthread_mutex_unlock(&g_clients_lock);
+		if (type == CT_REPLICA && !id && !addr && !laddr && maxage < 0)
+			killed += replm_kill_replicas();
 	}
 	reply_int(c, killed);
 }
 
 static const char *const client_help[] = {
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -315,8 +343,18 @@ static const char *const client_help[] = {
     "      Return clients of specified type.",
     "    * ID <client-id> [<client-id> ...]",
     "      Return clients with specified IDs only.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
     "HELP",
     "    Print this help.",
     NULL,

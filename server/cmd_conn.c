@@ -15,6 +15,7 @@
 #include "server/config.h"
 #include "server/conn.h"
 #include "server/log.h"
+#include "server/repl.h"
 #include "server/reply.h"
 #include "server/util.h"
 
@@ -164,7 +165,7 @@ void cmd_hello(struct conn *c, int argc)
 	reply_bulk_str(c, "mode");
 	reply_bulk_str(c, "standalone");
 	reply_bulk_str(c, "role");
-	reply_bulk_str(c, "master");
+	reply_bulk_str(c, repl_is_replica() ? "replica" : "master");
 	reply_bulk_str(c, "modules");
 	reply_array(c, 0);
 }

@@ -17,6 +17,8 @@
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/db.h"
+#include "server/lval.h"
+#include "server/notify.h"
 #include "server/multi.h"
 #include "server/reply.h"
 
@@ -44,6 +46,7 @@ struct xdb {
 	size_t dklen;
 	int replace, move;
 	int result; /* 1 stored, 0 source missing or destination taken */
+	int found;  /* the source existed */
 	int err;    /* the destination's error (-ENOMEM, -E2BIG), or 0 */
 };
 
@@ -54,8 +57,13 @@ static int xdb_fn(struct ht_rmw *r, void *arg)
 
 	if (!r->old)
 		return HT_RMW_KEEP;
-	rc = ht_set(x->dst, x->dkey, x->dklen, ht_entry_val(r->old), ht_entry_vlen(r->old),
+	x->found = 1;
+	if (ht_entry_extern(r->old))
+		lv_entry_dup(NULL, r->old); /* the copy's own reference (a list's root) */
+	rc = ht_set(x->dst, x->dkey, x->dklen, ht_entry_val(r->old), ht_entry_vlen_arg(r->old),
 		    r->expire_ms, x->replace ? 0 : HT_SET_NX, NULL);
+	if (rc < 0 && ht_entry_extern(r->old))
+		lv_entry_free(NULL, r->old);
 	if (rc == -EEXIST)
 		return HT_RMW_KEEP;
 	if (rc < 0) {
@@ -81,7 +89,17 @@ static void xdb_run(struct conn *c, int i, struct xdb *x)
 		db_reply_ht_err(c, rc < 0 ? rc : x->err);
 		return;
 	}
-	SRV_DIRTY(c, x->result);
+	if (!x->move)
+		db_hit(c, i, x->found); /* COPY's source: lookupKeyRead() */
+	if (x->result) {
+		SRV_DIRTY(c, 1);
+		if (x->move)
+			db_notify(c, NOTIFY_GENERIC, "move_from", i);
+		if (notify_wanted(NOTIFY_GENERIC))
+			notify_event(NOTIFY_GENERIC, x->move ? "move_to" : "copy_to", x->dkey,
+				     x->dklen, db_index_of(x->dst));
+		db_signal_if_list(x->dst, x->dkey, x->dklen);
+	}
 	reply_int(c, x->result);
 }
 

@@ -22,9 +22,14 @@
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/db.h"
+#include "server/lval.h"
+#include "server/db_set.h"
+#include "server/notify.h"
 #include "server/evict.h"
 #include "server/persist.h"
 #include "server/rdb.h"
+#include "server/repl.h"
+#include "server/replm.h"
 #include "server/reply.h"
 #include "server/util.h"
 
@@ -46,12 +51,12 @@ void cmd_dump(struct conn *c, int argc)
 	size_t n;
 
 	(void)argc;
-	db_hit(c, e != NULL);
+	db_hit(c, 1, e != NULL);
 	if (!e) {
 		reply_null(c);
 		return;
 	}
-	if (rdb_dump_string(ht_entry_val(e), ht_entry_vlen(e), persist_rdbcompression(), &p, &n)) {
+	if (persist_dump(e, &p, &n)) {
 		reply_error(c, ERR_OOM);
 		return;
 	}
@@ -105,7 +110,12 @@ static int restore_parse(struct conn *c, int argc, struct restore_opts *o)
 /* The store itself, under the key's stripe lock. */
 struct restore_arg {
 	const void *val;
-	size_t vlen;
+	size_t vlen;	/* its length, | HT_VAL_TAGGED for a hash */
+	void *hash;	/* a hash payload's value (hval.h), malloc()ed */
+	size_t hlen;
+	unsigned char list[LV_HDR]; /* a list payload's value (lval.h) */
+	bool is_list;	/* list[] holds a reference until an entry takes it */
+	bool stored;	/* out: restore_fn stored the value */
 	int64_t expire; /* absolute ms, or HT_NO_EXPIRE */
 	bool replace;
 	bool expired; /* the TTL is already past: only delete (REPLACE) */
@@ -128,26 +138,96 @@ static int restore_fn(struct ht_rmw *r, void *argp)
 	}
 	p = ht_rmw_alloc(r, a->vlen);
 	if (!p)
-		return a->vlen > HT_MAX_VAL_LEN ? -E2BIG : -ENOMEM;
-	memcpy(p, a->val, a->vlen);
+		return (a->vlen & ~(HT_VAL_TAGGED | HT_VAL_EXTERN)) > HT_MAX_VAL_LEN ? -E2BIG
+										: -ENOMEM;
+	memcpy(p, a->val, a->vlen & ~(HT_VAL_TAGGED | HT_VAL_EXTERN));
 	r->expire_ms = a->expire;
+	a->stored = true;
 	return HT_RMW_STORE;
 }
 
 /* The payload's value into @a, or -1 after replying Redis's error.
  *
- * rcukv stores strings only.  A payload whose type byte Redis 7.0 does not
+ * rcukv stores strings, hashes, sets and sorted sets (docs/types.md).  A payload whose type byte Redis 7.0 does not
  * know (rdbLoadObjectType() refuses it), or a module value (no module is
  * loaded here, and Redis without the module fails rdbLoadObject()), or a
  * value that does not parse, gets Redis's "Bad data format".  A well-formed
- * list, set, zset, hash or stream, which Redis would restore, is refused
+ * list or stream, which Redis would restore, is refused
  * with an error naming its type rather than with "Bad data format": the
  * payload is not bad, this server cannot hold it. */
+/* A hash payload's pairs: the hash value built into the restore_arg. */
+static int restore_hash(void *arg, const struct rdb_pair *p, size_t n)
+{
+	struct restore_arg *a = arg;
+	void *v;
+
+	if (db_hash_build(p, n, &v, &a->hlen) < 0)
+		return -EBADMSG; /* Redis: "Bad data format" */
+	a->hash = v;
+	return 0;
+}
+
+/* A set payload's members: the set value built into the restore_arg (the
+ * hash fields hold it: both are one tagged value). */
+static int restore_set(void *arg, const struct rdb_pair *m, size_t n)
+{
+	struct restore_arg *a = arg;
+	void *v;
+
+	if (db_set_build(m, n, &v, &a->hlen) < 0)
+		return -EBADMSG; /* Redis: "Bad data format" */
+	a->hash = v;
+	return 0;
+}
+
+/* A sorted set payload's elements: the value built into the restore_arg
+ * (hash and hlen hold any tagged value). */
+static int restore_zset(void *arg, const struct rdb_zel *z, size_t n, int lp)
+{
+	struct restore_arg *a = arg;
+	void *v;
+
+	if (db_zset_build(z, n, lp, &v, &a->hlen) < 0)
+		return -EBADMSG; /* Redis: "Bad data format" */
+	a->hash = v;
+	return 0;
+}
+
+/* A list payload's elements: the list built into the restore_arg. */
+static int restore_list(void *arg, const struct rdb_pair *p, size_t n)
+{
+	struct restore_arg *a = arg;
+
+	db_list_build(p, n, a->list);
+	a->is_list = true;
+	return 0;
+}
+
 static int restore_payload(struct conn *c, struct restore_arg *a, void **val)
 {
 	enum rdb_kind kind = RDB_KIND_STRING;
-	int rc = rdb_restore_string(K(3), val, &a->vlen, &kind);
+	struct rdb_restore_sinks sinks = {restore_hash, restore_set, restore_zset, restore_list, a};
+	int rc = rdb_restore_typed(K(3), val, &a->vlen, &kind, &sinks);
 
+	if (rc == 0 && a->is_list) {
+		*val = NULL;
+		a->val = a->list;
+		a->vlen = LV_VLEN;
+		return 0;
+	}
+	if (a->is_list) { /* built, then the payload failed */
+		db_list_drop(a->list);
+		a->is_list = false;
+	}
+
+	if (rc == 0 && a->hash) {
+		*val = a->hash;
+		a->val = *val;
+		a->vlen = a->hlen | HT_VAL_TAGGED;
+		return 0;
+	}
+	free(a->hash); /* a hash whose payload failed after it was built */
+	a->hash = NULL;
 	if (rc == 0) {
 		a->val = *val;
 		return 0;
@@ -155,7 +235,7 @@ static int restore_payload(struct conn *c, struct restore_arg *a, void **val)
 	if (rc == -EPROTO)
 		reply_error(c, ERR_DUMP_FOOTER);
 	else if (rc == -ENOTSUP)
-		reply_errorf(c, "DUMP payload holds a %s value; rcukv-server stores strings only",
+		reply_errorf(c, "DUMP payload holds a %s value; rcukv-server stores strings and hashes only",
 			     rdb_kind_name(kind));
 	else if (rc == -ENOMEM)
 		reply_error(c, ERR_OOM);
@@ -199,6 +279,8 @@ void cmd_restore(struct conn *c, int argc)
 	a.replace = o.replace;
 	rc = ht_rmw(db_of(c), K(1), restore_fn, &a);
 	free(val);
+	if (a.is_list && !(rc == HT_RMW_STORE && a.stored))
+		db_list_drop(a.list); /* not stored: the reference is ours */
 	if (rc < 0) {
 		db_reply_ht_err(c, rc);
 		return;
@@ -217,21 +299,32 @@ void cmd_restore(struct conn *c, int argc)
 	}
 	if (rc == HT_RMW_STORE || a.deleted)
 		SRV_DIRTY(c, 1);
+	if (rc == HT_RMW_STORE) {
+		db_notify(c, NOTIFY_GENERIC, "restore", 1);
+		db_signal_if_list(db_of(c), K(1));
+	}
+	else if (a.deleted)
+		db_notify(c, NOTIFY_GENERIC, "del", 1);
 	reply_ok(c);
 }
 
-/* WAIT numreplicas timeout: no replica ever acknowledges here, so the count
- * is 0.  Arguments are checked as Redis does (numreplicas, then timeout in
- * ms).  Redis answers at once when numreplicas <= 0 (and inside MULTI);
- * asked for more it blocks until the timeout (0: for ever) and then answers
- * 0.  rcukv answers 0 at once in every case: a handler must not block its
- * worker, and there is no blocked-client state yet to park the connection
- * in (the same reply, sooner). */
+/* WAIT numreplicas timeout: the count of replicas that acknowledged this
+ * client's last propagated write.  Arguments are checked as Redis does (a
+ * replica refuses first, then numreplicas, then timeout in ms).  Enough acks
+ * (or inside MULTI) answer at once; otherwise the client is held until they
+ * come or the timeout passes (0: for ever): replm_wait(), docs/replication.md. */
 void cmd_wait(struct conn *c, int argc)
 {
 	long long n, timeout;
 
 	(void)argc;
+	if (repl_is_replica()) {
+		reply_error(c, "WAIT cannot be used with replica instances. Please also note that "
+			       "since Redis 4.0 if a replica is configured to be writable (which is "
+			       "not the default) writes to replicas are just local and are not "
+			       "propagated.");
+		return;
+	}
 	if (db_get_ll(c, 1, &n))
 		return;
 	if (!resp_str2ll(K(2), &timeout)) {
@@ -242,5 +335,5 @@ void cmd_wait(struct conn *c, int argc)
 		reply_error(c, "timeout is negative");
 		return;
 	}
-	reply_int(c, 0);
+	replm_wait(c, n, timeout); /* replm.c: blocks until acks or the timeout */
 }

@@ -13,6 +13,7 @@
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/db.h"
+#include "server/notify.h"
 #include "server/reply.h"
 #include "server/util.h"
 
@@ -109,15 +110,20 @@ static void expire_generic(struct conn *c, int argc, long long basetime, int sec
 			db_reply_ht_err(c, rc);
 		else
 			reply_int(c, a.result);
-		SRV_DIRTY(c, rc >= 0 && a.result > 0);
+		if (rc >= 0 && a.result > 0) {
+			SRV_DIRTY(c, 1);
+			db_notify(c, NOTIFY_GENERIC, "del", 1);
+		}
 		return;
 	}
 	rc = ht_expire_set(
 	    db_of(c), K(1), when,
 	    ((flags & EXP_NX) ? HT_EXPIRE_NX : 0) | ((flags & EXP_XX) ? HT_EXPIRE_XX : 0) |
 		((flags & EXP_GT) ? HT_EXPIRE_GT : 0) | ((flags & EXP_LT) ? HT_EXPIRE_LT : 0));
-	if (rc > 0)
+	if (rc > 0) {
 		SRV_DIRTY(c, 1);
+		db_notify(c, NOTIFY_GENERIC, "expire", 1);
+	}
 	if (rc == -ENOENT)
 		reply_int(c, 0);
 	else if (rc < 0)
@@ -150,7 +156,10 @@ static void ttl_generic(struct conn *c, int ms, int abs)
 {
 	int64_t exp;
 
-	if (ht_expire_get(db_of(c), K(1), &exp) < 0) {
+	int found = ht_expire_get(db_of(c), K(1), &exp) == 0;
+
+	db_hit(c, 1, found); /* as lookupKeyReadWithFlags(LOOKUP_NOTOUCH) */
+	if (!found) {
 		reply_int(c, -2);
 		return;
 	}
@@ -201,8 +210,10 @@ void cmd_persist(struct conn *c, int argc)
 
 	(void)argc;
 	rc = ht_expire_clear(db_of(c), K(1));
-	if (rc > 0)
+	if (rc > 0) {
 		SRV_DIRTY(c, 1);
+		db_notify(c, NOTIFY_GENERIC, "persist", 1);
+	}
 	if (rc == -ENOENT)
 		reply_int(c, 0);
 	else if (rc < 0)

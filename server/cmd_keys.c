@@ -15,6 +15,8 @@
 #include "server/cmd.h"
 #include "server/conn.h"
 #include "server/db.h"
+#include "server/lval.h"
+#include "server/notify.h"
 #include "server/multi.h"
 #include "server/persist.h"
 #include "server/reply.h"
@@ -49,9 +51,14 @@ static int move_fn(struct ht_txn *tx, void *argp)
 		a->result = 0;
 		return 0;
 	}
-	rc = ht_txn_set(tx, 1, ht_entry_val(src), ht_entry_vlen(src), ht_entry_expire(src));
-	if (rc < 0)
+	if (ht_entry_extern(src))
+		lv_entry_dup(NULL, src); /* the copy's own reference (a list's root) */
+	rc = ht_txn_set(tx, 1, ht_entry_val(src), ht_entry_vlen_arg(src), ht_entry_expire(src));
+	if (rc < 0) {
+		if (ht_entry_extern(src))
+			lv_entry_free(NULL, src);
 		return rc;
+	}
 	if (!a->copy)
 		ht_txn_del(tx, 0);
 	a->result = 1;
@@ -74,8 +81,12 @@ static void rename_generic(struct conn *c, int nx)
 		return;
 	}
 	rc = db_run_txn(c, 2, idx, move_fn, &a);
-	if (rc >= 0 && a.result > 0)
+	if (rc >= 0 && a.result > 0) {
 		SRV_DIRTY(c, 1);
+		db_notify(c, NOTIFY_GENERIC, "rename_from", 1);
+		db_notify(c, NOTIFY_GENERIC, "rename_to", 2);
+		db_signal_if_list(db_of(c), K(2));
+	}
 	if (rc < 0)
 		db_reply_ht_err(c, rc);
 	else if (a.result < 0)
@@ -129,8 +140,13 @@ void cmd_copy(struct conn *c, int argc)
 		return;
 	}
 	rc = db_run_txn(c, 2, idx, move_fn, &a);
-	if (rc >= 0 && a.result > 0)
+	if (rc >= 0)
+		db_hit(c, 1, a.result >= 0); /* the source, as lookupKeyRead() */
+	if (rc >= 0 && a.result > 0) {
 		SRV_DIRTY(c, 1);
+		db_notify(c, NOTIFY_GENERIC, "copy_to", 2);
+		db_signal_if_list(db_of(c), K(2));
+	}
 	if (rc < 0)
 		db_reply_ht_err(c, rc);
 	else
@@ -143,8 +159,12 @@ void cmd_del(struct conn *c, int argc)
 {
 	long long n = 0;
 
-	for (int j = 1; j < argc; j++)
-		n += ht_del(db_of(c), K(j)) == 0;
+	for (int j = 1; j < argc; j++) {
+		if (ht_del(db_of(c), K(j)) == 0) {
+			n++;
+			db_notify(c, NOTIFY_GENERIC, "del", j);
+		}
+	}
 	SRV_DIRTY(c, n);
 	reply_int(c, n);
 }
@@ -154,8 +174,12 @@ void cmd_exists(struct conn *c, int argc)
 	long long n = 0;
 
 	/* No touch, as Redis (LOOKUP_NOTOUCH): EXISTS is no access for LRU/LFU. */
-	for (int j = 1; j < argc; j++)
-		n += ht_peek_rcu(db_of(c), K(j)) != NULL;
+	for (int j = 1; j < argc; j++) {
+		int found = ht_peek_rcu(db_of(c), K(j)) != NULL;
+
+		db_hit(c, j, found);
+		n += found;
+	}
 	reply_int(c, n);
 }
 
@@ -173,7 +197,7 @@ void cmd_touch(struct conn *c, int argc)
 	for (int j = 1; j < argc; j++) {
 		int found = ht_find_rcu(db_of(c), K(j)) != NULL;
 
-		db_hit(c, found);
+		db_hit(c, j, found);
 		n += found;
 	}
 	reply_int(c, n);
@@ -181,11 +205,11 @@ void cmd_touch(struct conn *c, int argc)
 
 void cmd_type(struct conn *c, int argc)
 {
+	const struct ht_entry *e = ht_peek_rcu(db_of(c), K(1)); /* no touch, as Redis */
+
 	(void)argc;
-	if (ht_peek_rcu(db_of(c), K(1))) /* no touch, as Redis */
-		reply_raw(c, "+string\r\n", 9);
-	else
-		reply_raw(c, "+none\r\n", 7);
+	db_hit(c, 1, e != NULL);
+	reply_simple(c, e ? db_type_name(db_type(e)) : "none");
 }
 
 /* ----------------------------------------------------- KEYS, SCAN, ... */
@@ -197,6 +221,7 @@ struct keylist {
 	const char *pat;
 	size_t plen;
 	int all;
+	int type; /* SCAN TYPE: only keys of this type; -1 any, -2 none */
 };
 
 static void keylist_add(struct keylist *kl, const void *k, size_t l)
@@ -217,6 +242,8 @@ static int keys_fn(const struct ht_entry *e, void *arg)
 	const char *k = ht_entry_key(e);
 	size_t l = ht_entry_klen(e);
 
+	if (kl->type != -1 && db_type(e) != kl->type)
+		return 0;
 	if (kl->all || util_glob_match(kl->pat, kl->plen, k, l, 0))
 		keylist_add(kl, k, l);
 	return 0;
@@ -238,6 +265,7 @@ void cmd_keys(struct conn *c, int argc)
 	struct keylist kl = {0};
 
 	(void)argc;
+	kl.type = -1;
 	kl.pat = ARGV(c, 1);
 	kl.plen = ARGL(c, 1);
 	kl.all = kl.plen == 1 && kl.pat[0] == '*';
@@ -252,44 +280,30 @@ void cmd_scan(struct conn *c, int argc)
 	struct keylist kl = {0};
 	unsigned long long cursor;
 	long long count = 10;
-	int type_none = 0;
 	char buf[24];
 	uint64_t next;
 
-	/* Redis parses the cursor with strtoul: a leading '-' wraps. */
-	{
-		const char *s = ARGV(c, 1);
-		char *end;
-
-		errno = 0;
-		cursor = strtoull(s, &end, 10);
-		if (ARGL(c, 1) == 0 || s[0] == ' ' || s[0] == '\t' || *end != '\0' ||
-		    end != s + ARGL(c, 1) || errno == ERANGE) {
-			reply_error(c, "invalid cursor");
-			return;
-		}
-	}
+	if (db_scan_cursor(c, 1, &cursor) < 0)
+		return;
 	kl.all = 1;
-	for (int j = 2; j < argc; j++) {
-		int more = argc - j - 1;
+	kl.type = -1;
+	for (int j = 2; j < argc; j += 2) {
+		const char *pat = kl.pat;
+		size_t plen = kl.plen;
+		int rc = db_scan_opt(c, j, argc, &count, &pat, &plen);
 
-		if (util_strcaseeq(K(j), "count") && more >= 1) {
-			if (db_get_ll(c, j + 1, &count) < 0)
-				return;
-			if (count < 1) {
-				reply_error(c, ERR_SYNTAX);
-				return;
-			}
-			j++;
-		} else if (util_strcaseeq(K(j), "match") && more >= 1) {
-			kl.pat = ARGV(c, j + 1);
-			kl.plen = ARGL(c, j + 1);
-			kl.all = kl.plen == 1 && kl.pat[0] == '*';
-			j++;
-		} else if (util_strcaseeq(K(j), "type") && more >= 1) {
-			type_none = !util_strcaseeq(K(j + 1), "string");
-			j++;
-		} else {
+		if (rc < 0)
+			return;
+		if (rc > 0) {
+			kl.pat = pat;
+			kl.plen = plen;
+			kl.all = !pat;
+		} else if (rc == 0 && util_strcaseeq(K(j), "type") && j + 1 < argc) {
+			kl.type = -2; /* an unknown name matches nothing (7.0) */
+			for (int t = OBJ_STRING; t <= OBJ_HASH; t++)
+				if (util_strcaseeq(K(j + 1), db_type_name(t)))
+					kl.type = t;
+		} else if (rc == 0) {
 			reply_error(c, ERR_SYNTAX);
 			return;
 		}
@@ -305,11 +319,6 @@ void cmd_scan(struct conn *c, int argc)
 		next = ht_scan_rcu(db_of(c), next, (size_t)count - kl.n, keys_fn, &kl);
 		if (next == 0 || kl.n >= (size_t)count)
 			break;
-	}
-	if (type_none) {
-		for (size_t i = 0; i < kl.n; i++)
-			free(kl.k[i]);
-		kl.n = 0;
 	}
 	reply_array(c, 2);
 	reply_bulk(c, buf, (size_t)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)next));

@@ -146,6 +146,18 @@ static int add_keys(struct conn *c, const struct multi_cmd *q, struct keyset *ks
 		return 0;
 	if (changes_db(k, q))
 		return 1;
+	/* A script holds its own KEYS' stripes and may run commands outside
+	 * them (script.c): it cannot run inside another ht_txn(). */
+	if (k->proc == cmd_eval || k->proc == cmd_evalsha || k->proc == cmd_eval_ro ||
+	    k->proc == cmd_evalsha_ro)
+		return 1;
+	/* keys after a numkeys argument (ZUNIONSTORE's sources, ZMPOP's keys) */
+	if (cmd_numkeys_range(k, q->argc, q->argv, q->argl, &first, &last) > 0) {
+		for (int i = first; i <= last; i++)
+			keyset_add(ks, q->argv[i], q->argl[i]);
+		if (k->first_key == 0)
+			return 0;
+	}
 	if (k->first_key == 0)
 		return (k->flags & (CMD_WRITE | CMD_ADMIN)) ||
 		       (k->acl & (ACL_KEYSPACE | ACL_DANGEROUS | ACL_ADMIN));

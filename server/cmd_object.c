@@ -38,20 +38,6 @@ static const struct ht_entry *lookup_notouch(struct conn *c, int i)
 	return e;
 }
 
-/* Redis's string encodings: int, embstr (<= 44 bytes), raw. */
-static const char *str_encoding(const struct ht_entry *e, long long *ival)
-{
-	size_t n = ht_entry_vlen(e);
-	long long v;
-
-	if (n <= 20 && resp_str2ll(ht_entry_val(e), n, &v)) {
-		if (ival)
-			*ival = v;
-		return "int";
-	}
-	return n <= 44 ? "embstr" : "raw";
-}
-
 #define ERR_NO_LFU                                                                                 \
 	"-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note " \
 	"that when switching between policies at runtime LRU and LFU data will take some time to " \
@@ -91,7 +77,7 @@ void cmd_object_encoding(struct conn *c, int argc)
 
 	(void)argc;
 	if ((e = lookup_notouch(c, 2)))
-		reply_bulk_str(c, str_encoding(e, NULL));
+		reply_bulk_str(c, db_encoding(e));
 }
 
 void cmd_object_refcount(struct conn *c, int argc)
@@ -103,7 +89,7 @@ void cmd_object_refcount(struct conn *c, int argc)
 	if (!(e = lookup_notouch(c, 2)))
 		return;
 	/* Redis shares the integers 0..9999 unless an LRU/LFU limit is on. */
-	if (!strcmp(str_encoding(e, &v), "int") && v >= 0 && v < 10000 && evict_shares_integers())
+	if (!strcmp(db_str_encoding(e, &v), "int") && v >= 0 && v < 10000 && evict_shares_integers())
 		reply_int(c, INT_MAX);
 	else
 		reply_int(c, 1);

@@ -181,12 +181,8 @@ void cmd_config_get(struct conn *c, int argc)
 /* enable-protected-configs: yes, or local and the client is on this host. */
 static int protected_allowed(const struct conn *c)
 {
-	long long mode = atomic_load_explicit(&g_cfg.enable_protected_configs, memory_order_relaxed);
-
-	if (mode == 1)
-		return 1;
-	return mode == 2 && ((c->flags & CONN_UNIX) || !strncmp(c->addr, "127.", 4) ||
-			     !strncmp(c->addr, "::1", 3));
+	return cmd_protected_allowed(
+	    c, atomic_load_explicit(&g_cfg.enable_protected_configs, memory_order_relaxed));
 }
 
 #define SET_MAX_PAIRS 64

@@ -20,6 +20,7 @@
 #include "server/config.h"
 #include "server/conn.h"
 #include "server/db.h"
+#include "server/notify.h"
 #include "server/reply.h"
 #include "server/util.h"
 
@@ -39,7 +40,9 @@ void cmd_get(struct conn *c, int argc)
 
 	(void)argc;
 	e = ht_find_rcu(db_of(c), K(1));
-	db_hit(c, e != NULL);
+	db_hit(c, 1, e != NULL);
+	if (!db_is_str(c, e))
+		return;
 	if (e)
 		reply_entry_val(c, e);
 	else
@@ -142,16 +145,34 @@ static void set_generic(struct conn *c, int kidx, int vidx, unsigned flags, long
 		hf |= HT_SET_XX;
 	if (flags & SET_KEEPTTL)
 		hf |= HT_SET_KEEPTTL;
+	if (flags & SET_GET) {
+		/* as Redis's getGenericCommand() first: a read, and nothing is
+		 * set on a key of another type */
+		const struct ht_entry *e = ht_find_rcu(db_of(c), K(kidx));
+
+		db_hit(c, kidx, e != NULL);
+		if (!db_is_str(c, e))
+			return;
+	}
 	rc = ht_set(db_of(c), K(kidx), K(vidx), expire ? expire : HT_NO_EXPIRE, hf,
 		    (flags & SET_GET) ? &old : NULL);
 	if (rc < 0 && rc != -EEXIST && rc != -ENOENT) {
 		db_reply_ht_err(c, rc);
 		return;
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		SRV_DIRTY(c, 1);
+		db_notify(c, NOTIFY_STRING, "set", kidx);
+		if (expire)
+			db_notify(c, NOTIFY_GENERIC, "expire", kidx);
+	}
 	if (flags & SET_GET) {
-		if (old)
+		/* A writer on another worker may have made it a hash between
+		 * the check and the set: the set is done, its old value is
+		 * no string reply. */
+		if (old && db_type(old) != OBJ_STRING)
+			reply_error(c, ERR_WRONGTYPE);
+		else if (old)
 			reply_entry_val(c, old);
 		else
 			reply_null(c);
@@ -207,6 +228,8 @@ static void setex_generic(struct conn *c, int seconds, const char *name)
 			db_reply_ht_err(c, rc);
 		} else {
 			SRV_DIRTY(c, 1);
+			db_notify(c, NOTIFY_STRING, "set", 1);
+			db_notify(c, NOTIFY_GENERIC, "expire", 1);
 			reply_ok(c);
 		}
 	}
@@ -243,11 +266,13 @@ static int getx_fn(struct ht_rmw *r, void *argp)
 	struct getx_arg *a = argp;
 	void *buf;
 
-	db_hit(a->c, r->old != NULL);
+	db_hit(a->c, 1, r->old != NULL);
 	if (!r->old) {
 		reply_null(a->c);
 		return HT_RMW_KEEP;
 	}
+	if (!db_is_str(a->c, r->old))
+		return HT_RMW_KEEP;
 	reply_entry_val(a->c, r->old);
 	if (a->del)
 		return HT_RMW_DELETE;
@@ -269,6 +294,19 @@ static int getx_fn(struct ht_rmw *r, void *argp)
 	return HT_RMW_STORE;
 }
 
+static void getx_done(struct conn *c, const struct getx_arg *a, int rc)
+{
+	if (rc < 0) {
+		db_reply_ht_err(c, rc);
+	} else if (rc == HT_RMW_STORE || rc == HT_RMW_DELETE) {
+		SRV_DIRTY(c, 1);
+		if (rc == HT_RMW_DELETE)
+			db_notify(c, NOTIFY_GENERIC, "del", 1);
+		else
+			db_notify(c, NOTIFY_GENERIC, (a->flags & SET_PERSIST) ? "persist" : "expire", 1);
+	}
+}
+
 void cmd_getdel(struct conn *c, int argc)
 {
 	struct getx_arg a = {c, 0, 0, 1};
@@ -276,10 +314,7 @@ void cmd_getdel(struct conn *c, int argc)
 
 	(void)argc;
 	rc = ht_rmw(db_of(c), K(1), getx_fn, &a);
-	if (rc < 0)
-		db_reply_ht_err(c, rc);
-	else if (rc == HT_RMW_STORE || rc == HT_RMW_DELETE)
-		SRV_DIRTY(c, 1);
+	getx_done(c, &a, rc);
 }
 
 void cmd_getex(struct conn *c, int argc)
@@ -294,10 +329,7 @@ void cmd_getex(struct conn *c, int argc)
 		return;
 	}
 	rc = ht_rmw(db_of(c), K(1), getx_fn, &a);
-	if (rc < 0)
-		db_reply_ht_err(c, rc);
-	else if (rc == HT_RMW_STORE || rc == HT_RMW_DELETE)
-		SRV_DIRTY(c, 1);
+	getx_done(c, &a, rc);
 }
 
 /* All keys at one moment: a transaction (EXEC, MSET) on another worker is
@@ -312,8 +344,8 @@ void cmd_mget(struct conn *c, int argc)
 	ht_mfind_rcu(db_of(c), n, (const void *const *)(c->argv + 1), c->argl + 1, e);
 	reply_array(c, argc - 1);
 	for (size_t j = 0; j < n; j++) {
-		db_hit(c, e[j] != NULL);
-		if (e[j])
+		db_hit(c, 1 + (int)j, e[j] != NULL);
+		if (e[j] && db_type(e[j]) == OBJ_STRING) /* another type reads as nil */
 			reply_entry_val(c, e[j]);
 		else
 			reply_null(c);
@@ -384,8 +416,11 @@ static void mset_generic(struct conn *c, int argc, int nx)
 		db_reply_ht_err(c, rc);
 		return;
 	}
-	if (a.stored)
+	if (a.stored) {
 		SRV_DIRTY(c, n);
+		for (size_t i = 0; i < n; i++)
+			db_notify(c, NOTIFY_STRING, "set", 1 + 2 * (int)i);
+	}
 	if (nx)
 		reply_int(c, a.stored);
 	else
@@ -408,7 +443,9 @@ void cmd_strlen(struct conn *c, int argc)
 
 	(void)argc;
 	e = ht_find_rcu(db_of(c), K(1));
-	reply_int(c, e ? (long long)ht_entry_vlen(e) : 0);
+	db_hit(c, 1, e != NULL);
+	if (db_is_str(c, e))
+		reply_int(c, e ? (long long)ht_entry_vlen(e) : 0);
 }
 
 /* ------------------------------------------------------ INCR and family */
@@ -433,6 +470,8 @@ static int incr_fn(struct ht_rmw *r, void *argp)
 	char buf[24], *dst;
 	int n;
 
+	if (r->old && db_type(r->old) != OBJ_STRING)
+		return -DB_EWRONGTYPE;
 	if (r->old && !resp_str2ll(ht_entry_val(r->old), ht_entry_vlen(r->old), &v))
 		return -E_NOTINT;
 	if ((a->by < 0 && v < 0 && a->by < LLONG_MIN - v) ||
@@ -480,6 +519,7 @@ static void incr_generic(struct conn *c, long long by)
 		reply_rmw_err(c, rc);
 	} else {
 		SRV_DIRTY(c, 1);
+		db_notify(c, NOTIFY_STRING, "incrby", 1);
 		reply_int(c, a.result);
 	}
 }
@@ -527,6 +567,8 @@ static int incrfloat_fn(struct ht_rmw *r, void *argp)
 	char buf[5200], *dst;
 	int n;
 
+	if (r->old && db_type(r->old) != OBJ_STRING)
+		return -DB_EWRONGTYPE;
 	if (r->old && !util_str2ld(ht_entry_val(r->old), ht_entry_vlen(r->old), &v))
 		return -E_NOTFLOAT;
 	v += a->fby;
@@ -556,6 +598,7 @@ void cmd_incrbyfloat(struct conn *c, int argc)
 		reply_rmw_err(c, rc);
 	} else {
 		SRV_DIRTY(c, 1);
+		db_notify(c, NOTIFY_STRING, "incrbyfloat", 1);
 		reply_long_double_bulk(c, a.fresult);
 	}
 }
@@ -577,6 +620,8 @@ static int append_fn(struct ht_rmw *r, void *argp)
 	long long max = atomic_load_explicit(&g_cfg.proto_max_bulk_len, memory_order_relaxed);
 	char *dst;
 
+	if (r->old && db_type(r->old) != OBJ_STRING)
+		return -DB_EWRONGTYPE;
 	if (a->offset < 0) {
 		total = oldlen + a->n;
 		if (r->old && total > (size_t)max)
@@ -616,8 +661,10 @@ static void range_store(struct conn *c, struct range_arg *a)
 {
 	int rc = ht_rmw(db_of(c), K(1), append_fn, a);
 
-	if (rc == HT_RMW_STORE)
+	if (rc == HT_RMW_STORE) {
 		SRV_DIRTY(c, 1);
+		db_notify(c, NOTIFY_STRING, a->offset < 0 ? "append" : "setrange", 1);
+	}
 	if (rc < 0)
 		reply_rmw_err(c, rc);
 	else
@@ -656,7 +703,9 @@ void cmd_getrange(struct conn *c, int argc)
 	if (db_get_ll(c, 2, &start) < 0 || db_get_ll(c, 3, &end) < 0)
 		return;
 	e = ht_find_rcu(db_of(c), K(1));
-	db_hit(c, e != NULL);
+	db_hit(c, 1, e != NULL);
+	if (!db_is_str(c, e))
+		return;
 	if (!e) {
 		reply_bulk(c, "", 0);
 		return;
@@ -815,8 +864,10 @@ static const char *lcs_value(struct conn *c, int i, size_t *len)
 {
 	const struct ht_entry *e = ht_find_rcu(db_of(c), K(i));
 
-	db_hit(c, e != NULL);
+	db_hit(c, i, e != NULL);
 	*len = e ? ht_entry_vlen(e) : 0;
+	if (e && db_type(e) != OBJ_STRING)
+		return NULL;
 	return e ? ht_entry_val(e) : "";
 }
 
@@ -830,6 +881,10 @@ void cmd_lcs(struct conn *c, int argc)
 
 	l.a = lcs_value(c, 1, &alen);
 	l.b = lcs_value(c, 2, &blen);
+	if (!l.a || !l.b) {
+		reply_error(c, "The specified keys must contain string values");
+		return;
+	}
 	if (lcs_parse(c, argc, &o) < 0)
 		return;
 	if (alen >= UINT32_MAX - 1 || blen >= UINT32_MAX - 1) {

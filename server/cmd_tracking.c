@@ -108,7 +108,7 @@ void cmd_client_getredir(struct conn *c, int argc)
 void cmd_client_trackinginfo(struct conn *c, int argc)
 {
 	unsigned f = tracking_flags(c);
-	const char *flags[6];
+	const char *flags[7];
 	int n = 0, np = tracking_nprefixes(c);
 
 	(void)argc;
@@ -127,6 +127,8 @@ void cmd_client_trackinginfo(struct conn *c, int argc)
 	}
 	if (f & TRK_NOLOOP)
 		flags[n++] = "noloop";
+	if (tracking_broken(c))
+		flags[n++] = "broken_redirect";
 	reply_map(c, 3);
 	reply_bulk_str(c, "flags");
 	reply_set(c, n);

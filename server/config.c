@@ -43,6 +43,7 @@ static char *requirepass_str; /* under str_lock once workers run */
 static struct cfg_group *groups;
 static const struct cfg_opt **index_; /* every row, by name: CONFIG GET's order */
 static int nindex;
+static char **def_vals; /* index_[i]'s default as CONFIG GET prints it (CONFIG REWRITE) */
 
 void cfg_register(struct cfg_group *g)
 {
@@ -463,6 +464,8 @@ static const struct cfg_opt core_rows[] = {
 	"511"),
     {.name = "enable-protected-configs", .kind = CFG_ENUM, .mut = CFG_STARTUP,
      .field = &g_cfg.enable_protected_configs, .enums = protected_modes, .def = "no"},
+    {.name = "enable-debug-command", .kind = CFG_ENUM, .mut = CFG_STARTUP,
+     .field = &g_cfg.enable_debug_command, .enums = protected_modes, .def = "no"},
     SPECIAL("appendonly", CFG_MUTABLE, 0, appendonly_set, appendonly_get, NULL),
     NUM("client-output-buffer-pause", CFG_MEM, CFG_MUTABLE, &g_cfg.client_output_buffer_soft,
 	CFG_ATOMIC_LL, 16 * 1024, LLONG_MAX, "1048576"),
@@ -533,6 +536,21 @@ void cfg_defaults(void)
 	for (struct cfg_group *g = groups; g; g = g->next)
 		if (g->defaults)
 			g->defaults();
+	for (int i = 0; def_vals && i < nindex; i++)
+		free(def_vals[i]);
+	free(def_vals);
+	def_vals = xcalloc((size_t)nindex, sizeof(*def_vals));
+	for (int i = 0; i < nindex; i++) {
+		char buf[1024];
+
+		cfg_opt_value(index_[i], buf, sizeof(buf));
+		def_vals[i] = xstrdup(buf);
+	}
+}
+
+const char *cfg_opt_default(int i)
+{
+	return def_vals ? def_vals[i] : "";
 }
 
 /* ----------------------------------------------- file and command line */
@@ -734,6 +752,10 @@ const char *cfg_set_value(const struct cfg_opt *o, const char *arg, size_t len, 
 
 void cfg_free_extra(void)
 {
+	for (int i = 0; def_vals && i < nindex; i++)
+		free(def_vals[i]);
+	free(def_vals);
+	def_vals = NULL;
 	for (struct cfg_group *g = groups; g; g = g->next)
 		if (g->fini)
 			g->fini();

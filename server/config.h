@@ -65,6 +65,7 @@ struct cfg {
 	int nrename;
 	_Atomic long long enable_protected_configs; /* 0 no, 1 yes, 2 local */
 	int databases; /* the number of databases (db.h); start-up only */
+	_Atomic long long enable_debug_command;	    /* DEBUG: 0 no, 1 yes, 2 local */
 };
 
 extern struct cfg g_cfg;
@@ -150,6 +151,12 @@ void cfg_free_extra(void);
  */
 int cfg_nopts(void);
 const struct cfg_opt *cfg_opt_at(int i);
+/* cfg_opt_at(@i)'s default, as CONFIG GET prints it ("" before cfg_defaults()). */
+const char *cfg_opt_default(int i);
+/* CONFIG REWRITE (config_rewrite.c): rewrite g_cfg.config_file as Redis's
+ * rewriteConfig() does.  Return 0, or -1 with errno set.  One at a time
+ * (the caller holds cfg_set_lock()). */
+int cfg_rewrite(void);
 /* The row named @name (@len bytes, any case), or NULL. */
 const struct cfg_opt *cfg_find(const char *name, size_t len);
 /* @o's value as CONFIG GET prints it, into @buf (truncated to @len). */

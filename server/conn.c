@@ -159,6 +159,8 @@ int conn_run(struct conn *c, int defer)
 			conn_close(c);
 			return -1;
 		}
+		if (SRV_UNLIKELY(c->flags & CONN_HELD)) /* argv points into qbuf: no read */
+			conn_set_reading(c, 0);
 		/* The common case: the replies leave at the end of the turn. */
 		if (defer && !(c->flags & (CONN_INPUT_PAUSED | CONN_CLOSE_AFTER_REPLY |
 					   CONN_CLOSE_ASAP))) {
@@ -280,6 +282,7 @@ void conn_on_read(struct conn *c)
 		return;
 	}
 	c->qlen += (size_t)n;
+	c->qread_total += (unsigned long long)n;
 	STAT_ADD(c->w->st.net_in, (unsigned long long)n);
 	atomic_store_explicit(&c->last_ms, util_mstime(), memory_order_relaxed);
 	limit = atomic_load_explicit(&g_cfg.client_query_buffer_limit, memory_order_relaxed);
@@ -382,7 +385,7 @@ static int conn_flush(struct conn *c)
 			conn_close(c);
 			return -1;
 		}
-		conn_set_reading(c, 1);
+		conn_set_reading(c, !(c->flags & CONN_HELD));
 		atomic_store_explicit(&c->obuf_used, 0, memory_order_relaxed);
 		return 0;
 	}
@@ -400,6 +403,18 @@ static int conn_flush(struct conn *c)
 		conn_set_reading(c, 0);
 	atomic_store_explicit(&c->obuf_used, o->len - o->pos, memory_order_relaxed);
 	return 0;
+}
+
+int conn_resume(struct conn *c)
+{
+	c->flags &= ~CONN_HELD;
+	c->app->dispatch(c);
+	if (!(c->flags & CONN_HELD)) {
+		c->reqtype = 0;
+		c->argc = 0;
+		conn_set_reading(c, 1);
+	}
+	return conn_run(c, 0);
 }
 
 void conn_on_write(struct conn *c)
@@ -452,7 +467,7 @@ void conn_cron(struct worker *w)
 
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->wnext;
-		if (tmo > 0 &&
+		if (tmo > 0 && !(c->flags & CONN_MASTER) &&
 		    now - atomic_load_explicit(&c->last_ms, memory_order_relaxed) > tmo * 1000) {
 			srv_log(LL_VERBOSE, "Closing idle client");
 			conn_close(c);

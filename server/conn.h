@@ -100,6 +100,26 @@ struct conn_loop {
  * RESP2 allows only the subscribed-mode commands (cmd_dispatch()), and the
  * output limit is client-output-buffer-limit pubsub's. */
 #define CONN_PUBSUB 0x80
+/* Sent MONITOR (monitor.c): gets every other command's feed line; refused
+ * the commands that read or write keys, as Redis refuses a replica. */
+#define CONN_MONITOR 0x100
+/* CLIENT NO-EVICT on (CLIENT LIST flag e; rcukv evicts no client anyway). */
+#define CONN_NO_EVICT 0x200
+/* The command just parsed must wait (CLIENT PAUSE, pause.c): dispatch set
+ * this instead of running it.  It stays parsed (argc/argv) and the
+ * connection is not read until conn_resume() dispatches it again. */
+#define CONN_HELD 0x400
+/* CLIENT REPLY OFF / SKIP (this command's reply) / SKIP next (cmd.c drops
+ * the replies of a command run under OFF or SKIP). */
+#define CONN_REPLY_OFF 0x800
+#define CONN_REPLY_SKIP 0x1000
+#define CONN_REPLY_SKIP_NEXT 0x2000
+/* The link to our master (repl.c): its commands are obeyed (no refusal
+ * but arity), their replies dropped; no idle timeout.  CLIENT LIST flag M. */
+#define CONN_MASTER 0x4000
+/* Blocked on keys (block.c): CONN_HELD is set too, but CLIENT PAUSE's
+ * release leaves it alone; block.c resumes it. */
+#define CONN_BLOCKED 0x8000
 
 /* The protocol's limits are resp/resp.h's (RESP_INLINE_MAX, RESP_MBULK_BIG_ARG). */
 #define PROTO_IOBUF_LEN (16 * 1024)
@@ -146,6 +166,7 @@ struct conn {
 	/* Query buffer: bytes [qpos, qlen) are unparsed.  owner thread */
 	char *qbuf;
 	size_t qlen, qcap, qpos;
+	unsigned long long qread_total; /* bytes ever read into qbuf (repl.c's offset) */
 	/* Parser state for a multibulk in progress; argv holds offsets into qbuf. */
 	long long mb_left; /* elements still expected, 0 = none */
 	long long bulklen; /* -1 = reading the $ header */
@@ -171,6 +192,7 @@ struct conn {
 	_Atomic int kill; /* set by CLIENT KILL from any thread */
 	_Atomic int resp_pub;
 	_Atomic int multi_count; /* commands queued in MULTI, -1 outside (CLIENT LIST) */
+	_Atomic int list_flags;	 /* CONN_MONITOR, CONN_NO_EVICT as CLIENT LIST shows them */
 	struct multi *multi;	 /* MULTI/WATCH state (multi.h), NULL until used; owner */
 	_Atomic int db;		 /* the selected database (SELECT); written by the owner */
 	struct ht *ht;		 /* the running command's table (db.h db_of()); owner */
@@ -182,6 +204,7 @@ struct conn {
 	 * written by the owner (pubsub.c), read by CLIENT LIST. */
 	_Atomic int ps_count[3];
 	struct ps_client *ps; /* its pub/sub mailbox, NULL until it subscribes; owner thread */
+	struct blk *blk;      /* blocked on keys (block.c), else NULL; owner thread */
 	int authenticated; /* owner thread; AUTH/HELLO AUTH, or no password at accept */
 	long long obuf_soft_since; /* ms when output passed the soft limit, 0 = under */
 
@@ -192,6 +215,12 @@ struct conn {
 	 * turn, conn_flush_queued()); owner thread. */
 	struct conn *fqnext;
 	int fqueued;
+	/* Replication (replm.c), owner thread: REPLCONF listening-port and capa
+	 * (bit 0: eof) before SYNC/PSYNC; the stream offset after this client's
+	 * last propagated write (WAIT's target); WAIT's deadline while it is
+	 * held (ms, 0: not waiting). */
+	int repl_lport, repl_capa;
+	long long repl_woff, wait_until;
 };
 
 /* Parse as many complete commands as available, running each (c->app->dispatch).  Return -1 if
@@ -257,6 +286,13 @@ void conn_on_write(struct conn *c);
  * Context: as conn_on_read().  Return: -1 if @c was closed (freed), else 0.
  */
 int conn_run(struct conn *c, int defer);
+
+/**
+ * conn_resume() - dispatch @c's held command (CONN_HELD) again, then go on
+ * as conn_run() (it may be held again).
+ * Context: as conn_on_read().  Return: -1 if @c was closed (freed), else 0.
+ */
+int conn_resume(struct conn *c);
 
 /**
  * conn_flush_queued() - end of a loop turn: write the replies queued by this

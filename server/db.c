@@ -19,6 +19,12 @@
 #include "server/config.h"
 #include "server/conn.h"
 #include "server/db.h"
+#include "server/hval.h"
+#include "server/sval.h"
+#include "server/zval.h"
+#include "server/block.h"
+#include "server/lval.h"
+#include "server/rdb.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/util.h"
@@ -38,6 +44,9 @@ static pthread_mutex_t swap_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Per db: the cron's moving average of the sampled keys' TTL (INFO). */
 static _Atomic long long *avg_ttl;
 
+/* replm.c's, set at start-up before any worker runs (db_set_repl_hooks()). */
+static struct db_repl_hooks db_hooks;
+
 /* Every table's watch hook (ht_watch_hook(), @arg the table): a key
  * changed, under its stripe's mutex; WATCH (on the table's db now) and
  * client tracking (which ignores dbs, as Redis's) hear of it, and an
@@ -50,6 +59,18 @@ static void key_changed(void *arg, const void *key, size_t klen, int kind)
 	tracking_touched(key, klen);
 	if (kind == HT_WATCH_EXPIRED && notify_wanted(NOTIFY_EXPIRED))
 		notify_event(NOTIFY_EXPIRED, "expired", key, klen, db);
+	else if (kind == HT_WATCH_INSERT && notify_wanted(NOTIFY_NEW))
+		notify_event(NOTIFY_NEW, "new", key, klen, db);
+}
+
+/* Every table's remove hook (ht_remove_hook(), @arg the table): an entry
+ * left the table; one removed because its time passed is the replication
+ * stream's DEL (replm.c).  Under its stripe's mutex.  Without replication
+ * the cost is this call and one compare per replaced entry. */
+static void entry_removed(void *arg, const struct ht_entry *old, int kind)
+{
+	if (kind == HT_WATCH_EXPIRED && db_hooks.expired)
+		db_hooks.expired(db_index_of(arg), ht_entry_key(old), ht_entry_klen(old));
 }
 
 /* For multi.c: db_at() as a function. */
@@ -71,19 +92,34 @@ void db_init(void)
 	g_ndbs = g_cfg.databases > 0 ? g_cfg.databases : 1;
 	g_dbs = xcalloc((size_t)g_ndbs, sizeof(*g_dbs));
 	avg_ttl = xmalloc((size_t)g_ndbs * sizeof(*avg_ttl));
+	/* RCUKV_POISON_FREES=1 (tests only: tests/server/test_hash.sh): the
+	 * tables fill entries with 0x6b before freeing them, so a reader
+	 * still holding one sees garbage, not a plausible old value. */
+	const char *poison = getenv("RCUKV_POISON_FREES");
+	struct ht_options opt = {.poison_frees = poison && !strcmp(poison, "1")};
+
 	for (int i = 0; i < g_ndbs; i++) {
-		struct ht *ht = ht_new(NULL);
+		struct ht *ht = ht_new(&opt);
 
 		if (!ht)
 			srv_die("cannot create the hash table of db %d", i);
 		atomic_init(&g_dbs[i], ht);
 		atomic_init(&avg_ttl[i], 0);
 		ht_watch_hook(ht, key_changed, ht);
+		ht_extern_hook(ht, lv_entry_dup, lv_entry_free, NULL); /* lists' chunks */
+		ht_remove_hook(ht, entry_removed, ht);
 	}
+	lv_set_poison(opt.poison_frees);
 	multi_init(table_of);
 	tracking_init(watch_all);
 	notify_init(watch_all);
 }
+
+void db_set_repl_hooks(const struct db_repl_hooks *h)
+{
+	db_hooks = *h;
+}
+
 
 void db_fini(void)
 {
@@ -254,17 +290,265 @@ void db_prefetch(struct conn *c, size_t n, const char *const keys[], const size_
 
 /* ------------------------------------------------------------- helpers */
 
-void db_hit(struct conn *c, int found)
+void db_hit(struct conn *c, int kidx, int found)
 {
-	if (found)
+	if (found) {
 		STAT_ADD(c->w->st.keyspace_hits, 1);
-	else
+	} else {
 		STAT_ADD(c->w->st.keyspace_misses, 1);
+		db_notify(c, NOTIFY_KEY_MISS, "keymiss", kidx);
+	}
+}
+
+void db_notify(struct conn *c, int type, const char *event, int kidx)
+{
+	if (notify_wanted(type))
+		notify_event(type, event, K(kidx), atomic_load_explicit(&c->db, memory_order_relaxed));
+}
+
+/* hash-max-listpack-entries / -value: when a hash leaves the listpack
+ * encoding (relaxed; read by writers). */
+static _Atomic long long max_lp_entries = 512, max_lp_value = 64;
+
+static const struct cfg_opt hash_rows[] = {
+    {.name = "hash-max-listpack-entries", .kind = CFG_INT, .mut = CFG_MUTABLE,
+     .field = &max_lp_entries, .min = 0, .max = LONG_MAX, .def = "512"},
+    {.name = "hash-max-ziplist-entries", .kind = CFG_INT, .mut = CFG_MUTABLE,
+     .field = &max_lp_entries, .min = 0, .max = LONG_MAX, .def = "512"},
+    {.name = "hash-max-listpack-value", .kind = CFG_MEM, .mut = CFG_MUTABLE,
+     .field = &max_lp_value, .min = 0, .max = LONG_MAX, .def = "64"},
+    {.name = "hash-max-ziplist-value", .kind = CFG_MEM, .mut = CFG_MUTABLE,
+     .field = &max_lp_value, .min = 0, .max = LONG_MAX, .def = "64"},
+};
+
+static struct cfg_group hash_group = {
+    "hash", hash_rows, (int)(sizeof(hash_rows) / sizeof(hash_rows[0])), NULL, NULL, NULL};
+CFG_REGISTER(hash_group)
+
+long long db_hash_lp_entries(void)
+{
+	return atomic_load_explicit(&max_lp_entries, memory_order_relaxed);
+}
+
+int db_hash_lp_fits(size_t n)
+{
+	return (long long)n <= atomic_load_explicit(&max_lp_value, memory_order_relaxed);
+}
+
+struct rdb_pair *db_hash_pairs(const struct ht_entry *e, size_t *n)
+{
+	const void *h = ht_entry_val(e);
+	struct rdb_pair *p = xmalloc(((size_t)hv_count(h) + 1) * sizeof(*p));
+	struct hv_pair hp;
+
+	*n = 0;
+	for (size_t off = 0; hv_next(h, &off, &hp);)
+		p[(*n)++] = (struct rdb_pair){hp.f, hp.fl, hp.v, hp.vl};
+	return p;
+}
+
+int db_hash_build(const struct rdb_pair *p, size_t n, void **out, size_t *outlen)
+{
+	struct hv_pair *hp = xmalloc((n ? n : 1) * sizeof(*hp));
+	int enc = (long long)n > db_hash_lp_entries() ? HV_ENC_HASHTABLE : HV_ENC_LISTPACK;
+	struct hv_edit ed;
+
+	for (size_t i = 0; i < n; i++) {
+		hp[i] = (struct hv_pair){p[i].f, p[i].fl, p[i].v, p[i].vl};
+		if (!db_hash_lp_fits(p[i].fl) || !db_hash_lp_fits(p[i].vl))
+			enc = HV_ENC_HASHTABLE;
+	}
+	if (n == 0 || hv_edit_load(&ed, hp, n) < 0) {
+		free(hp);
+		return -1;
+	}
+	*outlen = hv_edit_size(&ed, enc);
+	*out = xmalloc(*outlen);
+	hv_edit_write(&ed, *out, enc);
+	hv_edit_fini(&ed);
+	free(hp);
+	return 0;
+}
+
+/* zset-max-listpack-entries / -value: when a sorted set leaves the listpack
+ * encoding (relaxed; read by writers).  Redis 7.0's defaults. */
+static _Atomic long long zmax_lp_entries = 128, zmax_lp_value = 64;
+
+static const struct cfg_opt zset_rows[] = {
+    {.name = "zset-max-listpack-entries", .kind = CFG_INT, .mut = CFG_MUTABLE,
+     .field = &zmax_lp_entries, .min = 0, .max = LONG_MAX, .def = "128"},
+    {.name = "zset-max-ziplist-entries", .kind = CFG_INT, .mut = CFG_MUTABLE,
+     .field = &zmax_lp_entries, .min = 0, .max = LONG_MAX, .def = "128"},
+    {.name = "zset-max-listpack-value", .kind = CFG_MEM, .mut = CFG_MUTABLE,
+     .field = &zmax_lp_value, .min = 0, .max = LONG_MAX, .def = "64"},
+    {.name = "zset-max-ziplist-value", .kind = CFG_MEM, .mut = CFG_MUTABLE,
+     .field = &zmax_lp_value, .min = 0, .max = LONG_MAX, .def = "64"},
+};
+
+static struct cfg_group zset_group = {
+    "zset", zset_rows, (int)(sizeof(zset_rows) / sizeof(zset_rows[0])), NULL, NULL, NULL};
+CFG_REGISTER(zset_group)
+
+long long db_zset_lp_entries(void)
+{
+	return atomic_load_explicit(&zmax_lp_entries, memory_order_relaxed);
+}
+
+int db_zset_lp_fits(size_t n)
+{
+	return (long long)n <= atomic_load_explicit(&zmax_lp_value, memory_order_relaxed);
+}
+
+struct rdb_zel *db_zset_elems(const struct ht_entry *e, size_t *n)
+{
+	const void *z = ht_entry_val(e);
+	struct rdb_zel *out = xmalloc(((size_t)zv_count(z) + 1) * sizeof(*out));
+	struct zv_item it;
+
+	*n = zv_count(z);
+	for (uint32_t i = 0; i < *n; i++) {
+		zv_at(z, i, &it);
+		out[i] = (struct rdb_zel){it.m, it.ml, it.score};
+	}
+	return out;
+}
+
+int db_zset_build(const struct rdb_zel *z, size_t n, int lp, void **out, size_t *outlen)
+{
+	struct zv_edit ed;
+	int rc = 0;
+
+	zv_edit_init(&ed, NULL);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (!zv_edit_set(&ed, z[i].m, z[i].ml, z[i].score))
+			rc = -1; /* a duplicate member */
+	if (rc == 0 && n > 0) {
+		zv_edit_finish(&ed);
+		*outlen = zv_edit_size(&ed);
+		if (*outlen > HT_MAX_VAL_LEN) {
+			rc = -1;
+		} else {
+			int enc = (long long)n <= db_zset_lp_entries() && (lp || db_zset_lp_fits(ed.maxml))
+				      ? ZV_ENC_LISTPACK
+				      : ZV_ENC_SKIPLIST;
+
+			*out = xmalloc(*outlen);
+			zv_edit_write(&ed, *out, enc);
+		}
+	} else {
+		rc = -1;
+	}
+	zv_edit_fini(&ed);
+	return rc;
+}
+
+int db_rand_count_args(struct conn *c, int argc, const char *with, long long *l, int *withp)
+{
+	if (db_get_ll(c, 2, l) < 0)
+		return -1;
+	if (*l < -LLONG_MAX) {
+		reply_error(c, "value is out of range, value must between "
+			       "-9223372036854775807 and 9223372036854775807");
+		return -1;
+	}
+	if (argc > 4 || (argc == 4 && !util_strcaseeq(K(3), with))) {
+		reply_error(c, ERR_SYNTAX);
+		return -1;
+	}
+	*withp = argc == 4;
+	if (*withp && (*l < -LLONG_MAX / 2 || *l > LLONG_MAX / 2)) {
+		reply_error(c, "value is out of range");
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t db_rand64(void)
+{
+	static _Thread_local uint64_t rnd; /* this thread's state only */
+
+	if (!rnd)
+		rnd = (uint64_t)util_ustime() ^ (uint64_t)(uintptr_t)&rnd;
+	rnd ^= rnd << 13;
+	rnd ^= rnd >> 7;
+	rnd ^= rnd << 17;
+	return rnd;
+}
+
+struct rdb_pair *db_list_elems(const struct ht_entry *e, size_t *n)
+{
+	const struct lv_root *r = lv_root_of(ht_entry_val(e));
+	struct rdb_pair *p = xmalloc((size_t)r->count * sizeof(*p));
+	struct lv_it it;
+	const char *s;
+	size_t len, i = 0;
+
+	lv_it_at(&it, r, 0);
+	while (lv_it_next(&it, &s, &len))
+		p[i++] = (struct rdb_pair){s, len, NULL, 0};
+	*n = i;
+	return p;
+}
+
+void db_list_build(const struct rdb_pair *p, size_t n, void *hdr)
+{
+	struct lv_b b;
+
+	lv_b_init(&b);
+	for (size_t i = 0; i < n; i++)
+		lv_b_elem(&b, p[i].f, p[i].fl);
+	lv_write_hdr(hdr, lv_b_finish(&b));
+}
+
+void db_list_drop(const void *hdr)
+{
+	lv_root_put(lv_root_of(hdr));
+}
+
+void db_signal_if_list(struct ht *ht, const void *key, size_t klen)
+{
+	const struct ht_entry *e;
+
+	if (!block_count())
+		return;
+	e = ht_peek_rcu(ht, key, klen);
+	if (e && (db_type(e) == OBJ_LIST || db_type(e) == OBJ_ZSET))
+		block_signal_key(ht, key, klen);
+}
+
+const char *db_type_name(int t)
+{
+	static const char *const names[] = {"string", "list", "set", "zset", "hash"};
+
+	return t >= 0 && t <= OBJ_HASH ? names[t] : "none";
+}
+
+const char *db_encoding(const struct ht_entry *e)
+{
+	if (db_type(e) == OBJ_HASH)
+		return hv_enc(ht_entry_val(e)) == HV_ENC_HASHTABLE ? "hashtable" : "listpack";
+	if (db_type(e) == OBJ_SET)
+		return sv_enc(ht_entry_val(e)) == SV_ENC_HASHTABLE ? "hashtable" : "intset";
+	if (db_type(e) == OBJ_ZSET)
+		return zv_enc(ht_entry_val(e)) == ZV_ENC_SKIPLIST ? "skiplist" : "listpack";
+	if (db_type(e) == OBJ_LIST)
+		return "quicklist"; /* Redis 7.0: every list */
+	return db_str_encoding(e, NULL);
+}
+
+int db_is_str(struct conn *c, const struct ht_entry *e)
+{
+	if (!e || db_type(e) == OBJ_STRING)
+		return 1;
+	reply_error(c, ERR_WRONGTYPE);
+	return 0;
 }
 
 void db_reply_ht_err(struct conn *c, int rc)
 {
-	if (rc == -E2BIG)
+	if (rc == -DB_EWRONGTYPE)
+		reply_error(c, ERR_WRONGTYPE);
+	else if (rc == -E2BIG)
 		reply_error(c, ERR_MAXSIZE);
 	else if (rc == -ENOMEM)
 		reply_error(c, ERR_OOM);
@@ -275,6 +559,82 @@ void db_reply_ht_err(struct conn *c, int rc)
 void reply_entry_val(struct conn *c, const struct ht_entry *e)
 {
 	reply_bulk(c, ht_entry_val(e), ht_entry_vlen(e));
+}
+
+int db_scan_cursor(struct conn *c, int i, unsigned long long *cursor)
+{
+	/* Redis parses the cursor with strtoul: a leading '-' wraps. */
+	const char *s = ARGV(c, i);
+	char *end;
+
+	errno = 0;
+	*cursor = strtoull(s, &end, 10);
+	if (ARGL(c, i) == 0 || s[0] == ' ' || s[0] == '\t' || *end != '\0' ||
+	    end != s + ARGL(c, i) || errno == ERANGE) {
+		reply_error(c, "invalid cursor");
+		return -1;
+	}
+	return 0;
+}
+
+int db_scan_opt(struct conn *c, int j, int argc, long long *count, const char **pat,
+		size_t *plen)
+{
+	if (j + 1 >= argc)
+		return 0;
+	if (util_strcaseeq(K(j), "count")) {
+		if (db_get_ll(c, j + 1, count) < 0)
+			return -1;
+		if (*count < 1) {
+			reply_error(c, ERR_SYNTAX);
+			return -1;
+		}
+		return 1;
+	}
+	if (util_strcaseeq(K(j), "match")) {
+		*pat = ARGV(c, j + 1);
+		*plen = ARGL(c, j + 1);
+		if (*plen == 1 && (*pat)[0] == '*')
+			*pat = NULL; /* matches everything */
+		return 1;
+	}
+	return 0;
+}
+
+int db_scan_opts(struct conn *c, int j, int argc, long long *count, const char **pat,
+		 size_t *plen)
+{
+	for (; j < argc; j += 2) {
+		int rc = db_scan_opt(c, j, argc, count, pat, plen);
+
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
+			reply_error(c, ERR_SYNTAX);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void db_scan_reply(struct conn *c, uint64_t next, const struct hv_scan_item *it, size_t n,
+		   const char *pat, size_t plen)
+{
+	size_t keep = 0;
+	char buf[24];
+
+	for (size_t i = 0; i < n; i++)
+		keep += !pat || util_glob_match(pat, plen, it[i].a, it[i].al, 0);
+	reply_array(c, 2);
+	reply_bulk(c, buf, (size_t)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)next));
+	reply_array(c, (long long)keep * (n && it[0].b ? 2 : 1));
+	for (size_t i = 0; i < n; i++) {
+		if (pat && !util_glob_match(pat, plen, it[i].a, it[i].al, 0))
+			continue;
+		reply_bulk(c, it[i].a, it[i].al);
+		if (it[i].b)
+			reply_bulk(c, it[i].b, it[i].bl);
+	}
 }
 
 int db_get_ll(struct conn *c, int i, long long *v)
@@ -333,7 +693,13 @@ static int expire_db(struct ht *ht, long long deadline, size_t *total_sampled,
 	size_t sampled, expired;
 
 	for (;;) {
+		/* always under the stream lock: an expired key's DEL takes its
+		 * place among the writes (replm.c); uncontended without replicas */
+		if (db_hooks.cycle_lock)
+			db_hooks.cycle_lock();
 		ht_expire_cycle(ht, EXPIRE_KEYS_PER_LOOP, 0, &sampled, &expired);
+		if (db_hooks.cycle_lock)
+			db_hooks.cycle_unlock();
 		*total_sampled += sampled;
 		*total_expired += expired;
 		if (sampled == 0 || expired * 100 <= sampled * EXPIRE_ACCEPTABLE_STALE)
@@ -357,8 +723,11 @@ static void update_avg_ttl(int i)
 	for (size_t j = 0; j < n; j++) {
 		int64_t x = ht_entry_expire(s[j]);
 
+		/* A RESTORE ... ABSTTL can set an expire near INT64_MAX:
+		 * saturate rather than overflow the sum. */
 		if (x > now) {
-			sum += x - now;
+			if (__builtin_add_overflow(sum, x - now, &sum))
+				sum = LLONG_MAX;
 			cnt++;
 		}
 	}
@@ -385,6 +754,22 @@ static void update_avg_ttl(int i)
  * average of the expired share of samples), expire_cycle_cpu_milliseconds
  * and each db's avg_ttl.
  */
+
+_Atomic int db_active_expire_enabled = 1;
+
+const char *db_str_encoding(const struct ht_entry *e, long long *ival)
+{
+	size_t n = ht_entry_vlen(e);
+	long long v;
+
+	if (n <= 20 && resp_str2ll(ht_entry_val(e), n, &v)) {
+		if (ival)
+			*ival = v;
+		return "int";
+	}
+	return n <= 44 ? "embstr" : "raw";
+}
+
 void db_active_expire_cycle(void)
 {
 	static int next_db;
@@ -393,6 +778,8 @@ void db_active_expire_cycle(void)
 	long long start = util_ustime(), elapsed;
 	size_t total_sampled = 0, total_expired = 0;
 
+	if (!atomic_load_explicit(&db_active_expire_enabled, memory_order_relaxed))
+		return;
 	for (int k = 0; k < g_ndbs; k++) {
 		int i = (next_db + k) % g_ndbs;
 		struct ht *ht = db_at(i);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 struct conn;
+struct rdb_pair;
 
 /*
  * The databases (`databases`, 16 by default, fixed at start-up): slot i is
@@ -48,6 +49,17 @@ static inline struct ht *db_at(int i)
 
 void db_init(void);
 void db_fini(void);
+
+/* Replication (replm.c, set once at start-up before any worker runs):
+ * @expired for every key removed because its time passed (under its stripe
+ * mutex), @cycle_lock/@cycle_unlock around each batch of the active expiry
+ * cycle (the main thread, online). */
+struct db_repl_hooks {
+	void (*expired)(int db, const void *key, size_t klen);
+	void (*cycle_lock)(void);
+	void (*cycle_unlock)(void);
+};
+void db_set_repl_hooks(const struct db_repl_hooks *h);
 /* Argument @i as Redis's getIntFromObjectOrReply(): 0 and *id, or -1 with
  * @msg replied (NULL: Redis's own not-an-integer and int range errors). */
 int db_get_int(struct conn *c, int i, const char *msg, int *id);
@@ -80,6 +92,11 @@ void db_stats_total(struct ht_stats *sum);
 void db_reclaim_progress(size_t *retired, size_t *freed);
 /* Main thread's cron: Redis's active expiry cycle (fast and slow). */
 void db_active_expire_cycle(void);
+/* DEBUG SET-ACTIVE-EXPIRE: 0 stops db_active_expire_cycle() (relaxed). */
+extern _Atomic int db_active_expire_enabled;
+/* Redis's encoding of the string in @e: "int" (then *@ival, if not NULL,
+ * is its value), "embstr" (up to 44 bytes) or "raw".  Any thread holding @e. */
+const char *db_str_encoding(const struct ht_entry *e, long long *ival);
 void db_expire_stats(double *stale_perc, unsigned long long *cap_reached,
 		     unsigned long long *cpu_ms);
 /* Warm the table for the keys of the commands a worker is about to run (bit
@@ -95,17 +112,109 @@ void db_prefetch(struct conn *c, size_t n, const char *const keys[], const size_
 #define ERR_INT_RANGE "value is out of range, value must between -2147483648 and 2147483647"
 #define ERR_MAXSIZE "string exceeds maximum allowed size (proto-max-bulk-len)"
 
-/* Count a keyspace hit or miss for INFO stats. */
-void db_hit(struct conn *c, int found);
+/* Count a keyspace hit or miss of argument @kidx's key for INFO stats (as
+ * Redis's lookupKeyRead()); a miss is announced as "keymiss" (class m). */
+void db_hit(struct conn *c, int kidx, int found);
+/* Announce @event of class @type (notify.h) on argument @kidx's key in the
+ * connection's database: call after the change is made. */
+void db_notify(struct conn *c, int type, const char *event, int kidx);
 /* Reply for a negative errno from the table that no command expects:
  * -E2BIG (proto-max-bulk-len), -ENOMEM (-OOM), anything else. */
 void db_reply_ht_err(struct conn *c, int rc);
 /* Argument i as a strict 64-bit integer; else replies ERR_NOT_INT and
  * returns -1. */
 int db_get_ll(struct conn *c, int i, long long *v);
+/* Argument i as a SCAN cursor (Redis's parseScanCursorOrReply()); else
+ * replies "invalid cursor" and returns -1. */
+int db_scan_cursor(struct conn *c, int i, unsigned long long *cursor);
+/* SCAN's options COUNT n and MATCH pattern at argument @j (of @argc),
+ * as Redis's scanGenericCommand(): 1 consumed (two arguments; a MATCH of
+ * "*" sets *@pat NULL), 0 not one of them, -1 after an error reply. */
+int db_scan_opt(struct conn *c, int j, int argc, long long *count, const char **pat,
+		size_t *plen);
+/* HSCAN's and SSCAN's options from argument @j on: db_scan_opt() for each,
+ * ERR_SYNTAX for anything else; 0, or -1 after an error reply. */
+int db_scan_opts(struct conn *c, int j, int argc, long long *count, const char **pat,
+		 size_t *plen);
+/* HSCAN's and SSCAN's reply: cursor @next, then the elements of @it[@n]
+ * (a field and its value, or a member when b is NULL) that match @pat
+ * (NULL: all). */
+struct hv_scan_item;
+void db_scan_reply(struct conn *c, uint64_t next, const struct hv_scan_item *it, size_t n,
+		   const char *pat, size_t plen);
+
 /* Run @fn under ht_txn() on the keys at argument indexes argidx[0..n-1]:
  * every key's stripe locked, the writes published as one (ht.h). */
 int db_run_txn(struct conn *c, size_t n, const int *argidx, ht_txn_fn fn, void *arg);
+
+/*
+ * Value types (docs/types.md).  A string is an untagged entry (its value is
+ * the bytes); any other type is tagged (HT_VAL_TAGGED) and its value starts
+ * with the type byte: Redis's OBJ_* numbers.
+ */
+#define OBJ_STRING 0
+#define OBJ_LIST 1
+#define OBJ_SET 2
+#define OBJ_ZSET 3
+#define OBJ_HASH 4
+
+static inline int db_type(const struct ht_entry *e)
+{
+	return ht_entry_tagged(e) ? *(const unsigned char *)ht_entry_val(e) : OBJ_STRING;
+}
+
+/* hash-max-listpack-entries, and whether a field or value of @n bytes fits
+ * hash-max-listpack-value: past either a hash is hashtable-encoded. */
+long long db_hash_lp_entries(void);
+int db_hash_lp_fits(size_t n);
+/* Hash @e's fields and values in order, pointing into @e (valid while @e
+ * is); *@n of them.  The caller frees the array. */
+struct rdb_pair *db_hash_pairs(const struct ht_entry *e, size_t *n);
+/* A hash value (hval.h) holding @p[@n] in order, encoded as the thresholds
+ * say, malloc()ed into *@out (*@outlen bytes; store it with HT_VAL_TAGGED):
+ * 0, or -1 when @n is 0 or two fields are equal. */
+int db_hash_build(const struct rdb_pair *p, size_t n, void **out, size_t *outlen);
+/* zset-max-listpack-entries, and whether a member of @n bytes fits
+ * zset-max-listpack-value: past either a sorted set is skiplist-encoded. */
+long long db_zset_lp_entries(void);
+int db_zset_lp_fits(size_t n);
+/* Sorted set @e's elements in order, pointing into @e (valid while @e
+ * is); *@n of them.  The caller frees the array. */
+struct rdb_zel;
+struct rdb_zel *db_zset_elems(const struct ht_entry *e, size_t *n);
+/* A sorted set value (zval.h) holding @z[@n] (any order), encoded as the
+ * thresholds say (@lp: it came as a listpack or ziplist, and only the
+ * entries threshold counts, as Redis loads those), malloc()ed into *@out
+ * (*@outlen bytes; store it with HT_VAL_TAGGED): 0, or -1 when @n is 0, two
+ * members are equal or the value would pass HT_MAX_VAL_LEN. */
+int db_zset_build(const struct rdb_zel *z, size_t n, int lp, void **out, size_t *outlen);
+/* HRANDFIELD/ZRANDMEMBER key count [@with]: count (argument 2) and the
+ * option (argument 3) checked as Redis 7.0 checks them: 0 with *@l and
+ * *@withp, or -1 after an error reply. */
+int db_rand_count_args(struct conn *c, int argc, const char *with, long long *l, int *withp);
+/* A random number (xorshift, per thread, seeded from the clock). */
+uint64_t db_rand64(void);
+/* List @e's elements in order as p[i].f/fl, pointing into its chunks (valid
+ * while @e is); *@n of them.  The caller frees the array. */
+struct rdb_pair *db_list_elems(const struct ht_entry *e, size_t *n);
+/* A list value holding @p[@n].f/fl in order (@n >= 1), written into @hdr
+ * (LV_HDR bytes: store it with LV_VLEN, lval.h); the entry that stores it
+ * owns the reference.  If it is not stored, db_list_drop(@hdr). */
+void db_list_build(const struct rdb_pair *p, size_t n, void *hdr);
+void db_list_drop(const void *hdr);
+/* A key written whole (RENAME, COPY, MOVE, RESTORE, a ZSET STORE): if it
+ * now holds a list or a sorted set, wake a client blocked on it (block.h).
+ * Worker, online. */
+void db_signal_if_list(struct ht *ht, const void *key, size_t klen);
+/* TYPE's name of type @t ("string", "hash", ...). */
+const char *db_type_name(int t);
+/* OBJECT ENCODING's name of @e's value. */
+const char *db_encoding(const struct ht_entry *e);
+/* 1 if @e is NULL or a string; else reply WRONGTYPE and return 0. */
+int db_is_str(struct conn *c, const struct ht_entry *e);
+/* A read-modify-write callback's "wrong type" (db_reply_ht_err() answers
+ * WRONGTYPE for it). */
+#define DB_EWRONGTYPE 1100
 
 /* Reply an entry's value as a bulk string. */
 void reply_entry_val(struct conn *c, const struct ht_entry *e);

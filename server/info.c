@@ -25,12 +25,17 @@
 #include "server/db.h"
 #include "server/evict.h"
 #include "server/info.h"
+#include "server/block.h"
 #include "server/lathist.h"
 #include "server/mem.h"
+#include "server/module.h"
 #include "server/persist.h"
 #include "server/pubsub.h"
+#include "server/repl.h"
+#include "server/replm.h"
 #include "server/reply.h"
 #include "server/tracking.h"
+#include "server/script.h"
 #include "server/server.h"
 #include "server/stats.h"
 #include "server/util.h"
@@ -305,9 +310,9 @@ static void info_clients(struct sbuf *s, long long now)
 	    "connected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%"
 	    "lld\r\n"
 	    "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"
-	    "blocked_clients:0\r\ntracking_clients:%lld\r\nclients_in_timeout_table:0\r\n",
+	    "blocked_clients:%lld\r\ntracking_clients:%lld\r\nclients_in_timeout_table:%lld\r\n",
 	    atomic_load(&g_srv.nclients),
-	    atomic_load(&g_cfg.maxclients), tc);
+	    atomic_load(&g_cfg.maxclients), block_count(), tc, block_count_timed());
 }
 
 static void info_memory(struct sbuf *s, long long now)
@@ -316,6 +321,8 @@ static void info_memory(struct sbuf *s, long long now)
 	struct mem_figures m;
 	unsigned long long sysmem = mem_system_total();
 	char h_used[32], h_rss[32], h_peak[32], h_sys[32], h_max[32], h_zero[32];
+	char h_lua[32], h_scripts[32];
+	size_t lua_mem, nscripts, scripts_mem;
 	long long maxmem = atomic_load(&g_evict_cfg.maxmemory);
 
 	mem_figures(&m);
@@ -337,17 +344,20 @@ static void info_memory(struct sbuf *s, long long now)
 		  m.used, h_used, m.rss, h_rss, m.peak, h_peak,
 		  m.peak_perc, m.overhead, m.startup, m.dataset, m.dataset_perc,
 		  m.allocated, m.active, m.resident, sysmem, h_sys);
-	/* no Lua, no functions: Redis's figures for empty engines would
-	 * be its VMs' own; rcukv has none, so 0 */
+	/* Lua: the workers' states summed (script.c); no functions */
+	script_info(&lua_mem, &nscripts, &scripts_mem);
+	human(h_lua, sizeof(h_lua), (double)lua_mem);
+	human(h_scripts, sizeof(h_scripts), (double)scripts_mem);
 	sb_printf(s,
-		  "used_memory_lua:0\r\nused_memory_vm_eval:0\r\n"
-		  "used_memory_lua_human:%s\r\nused_memory_scripts_eval:0\r\n"
-		  "number_of_cached_scripts:0\r\nnumber_of_functions:0\r\n"
+		  "used_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\n"
+		  "used_memory_lua_human:%s\r\nused_memory_scripts_eval:%zu\r\n"
+		  "number_of_cached_scripts:%zu\r\nnumber_of_functions:0\r\n"
 		  "number_of_libraries:0\r\nused_memory_vm_functions:0\r\n"
-		  "used_memory_vm_total:0\r\nused_memory_vm_total_human:%s\r\n"
-		  "used_memory_functions:0\r\nused_memory_scripts:0\r\n"
+		  "used_memory_vm_total:%zu\r\nused_memory_vm_total_human:%s\r\n"
+		  "used_memory_functions:0\r\nused_memory_scripts:%zu\r\n"
 		  "used_memory_scripts_human:%s\r\n",
-		  h_zero, h_zero, h_zero);
+		  lua_mem, lua_mem, h_lua, scripts_mem, nscripts, lua_mem, h_lua, scripts_mem,
+		  h_scripts);
 	/* lazyfree_*: rcukv frees every deleted entry after a grace period
 	 * on the RCU callback thread; those frees are the RCU section's
 	 * rcu_callbacks_*, not Redis's lazy free of big values, so 0 */
@@ -395,7 +405,7 @@ static void info_stats(struct sbuf *s, long long now)
 	    "total_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:%.2f\r\n"
 	    "instantaneous_output_kbps:%.2f\r\ninstantaneous_input_repl_kbps:0.00\r\n"
 	    "instantaneous_output_repl_kbps:0.00\r\nrejected_connections:%llu\r\n"
-	    "sync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n"
+	    "sync_full:%llu\r\nsync_partial_ok:%llu\r\nsync_partial_err:%llu\r\n"
 	    "expired_keys:%llu\r\nexpired_stale_perc:%.2f\r\n"
 	    "expired_time_cap_reached_count:%llu\r\nexpire_cycle_cpu_milliseconds:%llu\r\n"
 	    "evicted_keys:%llu\r\nevicted_clients:0\r\n"
@@ -407,6 +417,7 @@ static void info_stats(struct sbuf *s, long long now)
 	    (double)inst_metric(INST_NET_IN) / 1024,
 	    (double)inst_metric(INST_NET_OUT) / 1024,
 	    atomic_load(&g_srv.rejected_conns) - atomic_load(&base_rejected),
+	    replm_stat(0), replm_stat(1), replm_stat(2), /* replm.c */
 	    db_expired_total() - atomic_load(&base_expired), stale, cap, cpu_ms,
 	    evict_evicted_keys(), ex_total, ex_cur, STAT(keyspace_hits),
 	    STAT(keyspace_misses), pubsub_count(PS_CHANNEL), pubsub_count(PS_PATTERN));
@@ -431,17 +442,13 @@ static void info_stats(struct sbuf *s, long long now)
 
 static void info_replication(struct sbuf *s, long long now)
 {
+	char buf[2048];
+
 	(void)now;
-	/* a master without replicas; repl_backlog_size: Redis's default
-	 * repl-backlog-size (no backlog is ever created) */
-	sb_printf(s,
-		  "role:master\r\nconnected_slaves:0\r\n"
-		  "master_failover_state:no-failover\r\nmaster_replid:%s\r\n"
-		  "master_replid2:0000000000000000000000000000000000000000\r\n"
-		  "master_repl_offset:0\r\nsecond_repl_offset:-1\r\n"
-		  "repl_backlog_active:0\r\nrepl_backlog_size:1048576\r\n"
-		  "repl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-		  g_srv.replid);
+	/* repl_backlog_size: Redis's default repl-backlog-size (no backlog is
+	 * ever created: rcukv feeds no replica) */
+	repl_info(buf, sizeof(buf));
+	sb_printf(s, "%s", buf);
 }
 
 static void info_cpu(struct sbuf *s, long long now)
@@ -525,6 +532,17 @@ static void info_keyspace(struct sbuf *s, long long now)
 	}
 }
 
+static void info_module_line(void *arg, const char *line)
+{
+	sb_printf(arg, "%s\r\n", line);
+}
+
+static void info_modules(struct sbuf *s, long long now)
+{
+	(void)now;
+	module_info(info_module_line, s);
+}
+
 static const struct info_section sections[] = {
 	{"server", "Server", 1, info_server},
 	{"clients", "Clients", 1, info_clients},
@@ -534,7 +552,7 @@ static const struct info_section sections[] = {
 	{"replication", "Replication", 1, info_replication},
 	{"cpu", "CPU", 1, info_cpu},
 	{"rcu", "RCU", 1, info_rcu},
-	{"modules", "Modules", 1, NULL},
+	{"modules", "Modules", 1, info_modules},
 	{"commandstats", "Commandstats", 0, info_commandstats},
 	{"errorstats", "Errorstats", 1, info_errorstats},
 	{"latencystats", "Latencystats", 0, info_latency_section},

@@ -31,10 +31,15 @@
 #include "server/evict.h"
 #include "server/info.h"
 #include "server/log.h"
+#include "server/module.h"
 #include "server/mem.h"
 #include "server/net.h"
 #include "server/persist.h"
 #include "server/pubsub.h"
+#include "server/repl.h"
+#include "server/propagate.h"
+#include "server/replm.h"
+#include "server/script.h"
 #include "server/server.h"
 #include "server/tls.h"
 #include "server/util.h"
@@ -140,10 +145,12 @@ static int shutdown_begin(int *exit_status)
 		sigaction(SIGINT, &insist, &libevent_sa);
 	}
 	if (!persist_shutdown_saves()) {
+		repl_stop(); /* before the workers go: it hands them sockets */
 		net_stop();
 		*exit_status = persist_shutdown() < 0;
 		return 1;
 	}
+	replm_kill_replicas(); /* a full sync's snapshot ends before the save's */
 	net_pause_workers();
 	if (persist_shutdown() < 0) {
 		srv_log(LL_WARNING,
@@ -155,6 +162,9 @@ static int shutdown_begin(int *exit_status)
 		net_resume_workers(1);
 		return 0;
 	}
+	/* the point of no return: the replication thread hands sockets to
+	 * workers (server_hand_fd()), so it stops before net_stop() frees them */
+	repl_stop();
 	net_stop();
 	*exit_status = 0;
 	return 1;
@@ -339,9 +349,12 @@ int main(int argc, char **argv)
 	adjust_open_files_limit();
 	rcu_register_thread();
 	db_init();
+	replm_init();
+	prop_init();
 	evict_init();
 	persist_init();
 	cmd_init();
+	module_init();
 	g_srv.base = event_base_new();
 	if (!g_srv.base)
 		srv_die("event_base_new failed");
@@ -368,6 +381,7 @@ int main(int argc, char **argv)
 	 * -LOADING unless flagged CMD_LOADING. */
 	mem_startup_done();
 	persist_load_start();
+	repl_start();
 
 serve:
 	while (!got_signal && !atomic_load_explicit(&g_srv.shutdown_asap, memory_order_acquire)) {
@@ -395,12 +409,16 @@ serve:
 
 	if (!shutdown_begin(&exit_status))
 		goto serve; /* the final save failed: go on serving, as Redis */
+	repl_stop();
+	replm_stop();
 	srv_log(LL_NOTICE, "Closed all clients; freeing the keyspace");
 	evict_fini();
 	db_fini();
 	rcu_barrier();
 	pubsub_fini(); /* after the barrier: every closed mailbox's last ref */
 	cmd_fini();
+	module_fini(); /* after the table, which names the modules' rows */
+	script_fini();
 	event_free(ev_cron);
 	event_free(ev_sigterm);
 	event_free(ev_sigint);

@@ -322,7 +322,8 @@ void mem_used_sub(size_t n)
 
 size_t mem_entry_footprint(const struct ht_entry *e)
 {
-	return malloc_usable_size((void *)e) + BUCKET_SHARE;
+	/* plus what an HT_VAL_EXTERN value owns (a list's root and chunks) */
+	return malloc_usable_size((void *)e) + BUCKET_SHARE + ht_entry_extern_bytes(e);
 }
 
 /* ------------------------------------------------------------ snapshot */

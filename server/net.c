@@ -31,9 +31,14 @@
 #include "server/multi.h"
 #include "server/tracking.h"
 #include "server/net.h"
+#include "server/pause.h"
+#include "server/block.h"
 #include "server/pubsub.h"
+#include "server/propagate.h"
+#include "server/repl.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/script.h"
 #include "server/stats.h"
 #include "server/tls.h"
 #include "server/util.h"
@@ -49,10 +54,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -115,7 +122,7 @@ static void fmt_addr(const struct sockaddr_storage *ss, char *buf, size_t len, i
 	}
 }
 
-enum { LISTEN_TCP = 0, LISTEN_UNIX = 1, LISTEN_TLS = 2 };
+enum { LISTEN_TCP = SRV_FD_TCP, LISTEN_UNIX = SRV_FD_UNIX, LISTEN_TLS = SRV_FD_TLS };
 
 /* The plain-socket transport.  Context: the connection's worker. */
 static ssize_t sock_read(struct conn *c, void *buf, size_t n)
@@ -187,12 +194,44 @@ static const struct conn_app srv_app = {
 	.closing = srv_closing,
 };
 
-/* kind: LISTEN_TCP, LISTEN_UNIX or LISTEN_TLS (the listener it came from) */
+/* The link to our master (repl.c): its stream runs through the same
+ * dispatch, its registry entry and transaction state go as a client's. */
+static void master_dispatch(struct conn *c)
+{
+	repl_dispatch(c, cmd_dispatch);
+}
+
+static void master_opened(struct conn *c)
+{
+	client_register(c);
+	repl_link_opened(c);
+}
+
+static void master_closing(struct conn *c)
+{
+	srv_closing(c);
+	repl_link_closing(c);
+}
+
+static const struct conn_app master_app = {
+    .dispatch = master_dispatch,
+    .may_write = cmd_may_write,
+    .prefetch = db_prefetch,
+    .opened = master_opened,
+    .closing = master_closing,
+};
+
+/* kind: LISTEN_TCP, LISTEN_UNIX or LISTEN_TLS (the listener it came from),
+ * or SRV_FD_MASTER (the replication thread's link, counted here) */
 static void net_conn_new(struct worker *w, int fd, int kind)
 {
 	int is_unix = kind == LISTEN_UNIX;
-	struct conn *c = conn_new(w, fd, is_unix ? CONN_UNIX : 0,
-				  kind == LISTEN_TLS ? &tls_conn_io : &sock_io, &ev_loop, &srv_app);
+	struct conn *c;
+
+	if (kind == SRV_FD_MASTER)
+		atomic_fetch_add_explicit(&g_srv.nclients, 1, memory_order_relaxed);
+	c = conn_new(w, fd, is_unix ? CONN_UNIX : 0, kind == LISTEN_TLS ? &tls_conn_io : &sock_io,
+		     &ev_loop, kind == SRV_FD_MASTER ? &master_app : &srv_app);
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 
@@ -301,6 +340,7 @@ static int worker_park(struct worker *w)
 {
 	int failed;
 
+	prop_turn_end();
 	conn_flush_queued(w); /* replies already made leave before the pause */
 	rcu_thread_offline();
 	if (w->online)
@@ -317,6 +357,18 @@ static int worker_park(struct worker *w)
 	pthread_mutex_unlock(&gate_lock);
 	conn_online(w);
 	return failed;
+}
+
+/* The freeze (server.h): between commands, park until it is over. */
+static void frz_park(struct worker *w)
+{
+	conn_flush_queued(w); /* replies already made leave before the stop */
+	rcu_thread_offline();
+	if (w->online)
+		server_turn_end(w);
+	w->online = 0;
+	server_freeze_wait(w);
+	conn_online(w);
 }
 
 /* The shutdown was called off: its clients get Redis's error and go on. */
@@ -341,6 +393,8 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		srv_log(LL_WARNING, "eventfd read failed: %s", strerror(errno));
 	conn_online(w);
+	if (server_freeze_pending(w))
+		frz_park(w);
 	if (atomic_load_explicit(&gate_closed, memory_order_relaxed) && worker_park(w) &&
 	    !atomic_load_explicit(&w->stop, memory_order_acquire))
 		worker_answer_shutdown(w);
@@ -351,6 +405,8 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 	}
 	worker_adopt(w);
 	pubsub_drain(w); /* messages other workers published for our clients */
+	pause_release(w); /* CLIENT UNPAUSE on another worker */
+	block_drain(w);	  /* blocked clients a write on any worker woke */
 	/* CLIENT KILL from another worker: scan only when one was requested. */
 	if (!atomic_exchange_explicit(&w->kill_pending, 0, memory_order_acquire))
 		return;
@@ -361,6 +417,19 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* A CLIENT PAUSE holding our clients may have ended (pause.c). */
+static void on_pause_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	uint64_t v;
+
+	(void)what;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		srv_log(LL_WARNING, "timerfd read failed: %s", strerror(errno));
+	conn_online(w);
+	pause_release(w);
+}
+
 static void on_worker_cron(evutil_socket_t fd, short what, void *arg)
 {
 	struct worker *w = arg;
@@ -369,6 +438,7 @@ static void on_worker_cron(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	conn_online(w);
 	conn_cron(w);
+	repl_cron(w);
 }
 
 static void *worker_main(void *arg)
@@ -382,11 +452,14 @@ static void *worker_main(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	atomic_store_explicit(&w->tid, (int)syscall(SYS_gettid), memory_order_relaxed);
 	rcu_register_thread();
+	server_freeze_self(w);
 	server_turn_begin(w);
 	w->online = 1;
 	w->ev_notify = event_new(w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);
 	w->ev_cron = event_new(w->base, -1, EV_PERSIST, on_worker_cron, w);
+	w->ev_pause = event_new(w->base, w->pause_fd, EV_READ | EV_PERSIST, on_pause_timer, w);
 	event_add(w->ev_notify, NULL);
+	event_add(w->ev_pause, NULL);
 	event_add(w->ev_cron, &one_sec);
 	for (;;) {
 		int r;
@@ -403,6 +476,7 @@ static void *worker_main(void *arg)
 		w->online = 0;
 		r = event_base_loop(w->base, EVLOOP_ONCE);
 		conn_online(w);
+		prop_turn_end(); /* a stream lock kept for a pipeline goes back */
 		conn_flush_queued(w);
 		/* Release: the closes of this turn (nclients) before the count. */
 		atomic_store_explicit(&w->turn,
@@ -413,8 +487,10 @@ static void *worker_main(void *arg)
 	}
 	conn_close_all(w);
 	pubsub_drain(w); /* frees what was queued for the closed clients */
+	script_worker_fini(w);
 	event_free(w->ev_notify);
 	event_free(w->ev_cron);
+	event_free(w->ev_pause);
 	rcu_quiescent_state();
 	rcu_unregister_thread();
 	return NULL;
@@ -437,6 +513,9 @@ void net_init(void)
 		w->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (w->notify_fd < 0)
 			srv_die("eventfd failed");
+		w->pause_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (w->pause_fd < 0)
+			srv_die("timerfd_create failed");
 		pthread_mutex_init(&w->qlock, NULL);
 		stats_worker_init(w);
 	}
@@ -686,17 +765,7 @@ static void dispatch_fd(int fd, int kind)
 		    atomic_load_explicit(&w->nconns, memory_order_relaxed))
 			w = x;
 	}
-	pthread_mutex_lock(&w->qlock);
-	if (w->npending == w->cap_pending) {
-		w->cap_pending = w->cap_pending ? w->cap_pending * 2 : 64;
-		w->pending_fd = xrealloc(w->pending_fd, (size_t)w->cap_pending * sizeof(int));
-		w->pending_unix = xrealloc(w->pending_unix, (size_t)w->cap_pending * sizeof(int));
-	}
-	w->pending_fd[w->npending] = fd;
-	w->pending_unix[w->npending] = kind;
-	w->npending++;
-	pthread_mutex_unlock(&w->qlock);
-	server_wake_worker(w);
+	server_hand_fd(w, fd, kind);
 }
 
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
@@ -897,6 +966,7 @@ void net_stop(void)
 		free(w->pending_unix);
 		event_base_free(w->base);
 		close(w->notify_fd);
+		close(w->pause_fd);
 		pthread_mutex_destroy(&w->qlock);
 	}
 	rcu_thread_online();

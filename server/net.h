@@ -21,4 +21,5 @@ void net_stop(void);
 void net_pause_workers(void);
 void net_resume_workers(int shutdown_failed);
 
+
 #endif /* SERVER_NET_H */

@@ -2,10 +2,11 @@
  * notify.c - keyspace notifications (notify.h): the notify-keyspace-events
  * option and the publication of each event through pub/sub.
  *
- * Expired keys are announced from the table's watch hook (db.c), which must
- * then be called for every key: while the 'x' class is on, this module is a
- * user of ht_watch_all().  The other events come from the commands and from
- * eviction, where the change is made.
+ * Expired and new keys are announced from the table's watch hook (db.c),
+ * which must then be called for every key: while the 'x' or 'n' class is on,
+ * this module is a user of ht_watch_all().  The other events come from the
+ * commands (db_notify(), db_hit()'s keymiss) and from eviction, where the
+ * change is made.
  */
 #include "server/notify.h"
 #include "server/config.h"
@@ -139,7 +140,7 @@ static void opt_get(const struct cfg_opt *o, char *buf, size_t len)
  * notify_init()'s caller through this too). */
 static void opt_apply(void)
 {
-	int want = notify_wanted(NOTIFY_EXPIRED) != 0;
+	int want = notify_wanted(NOTIFY_EXPIRED | NOTIFY_NEW) != 0;
 
 	if (!n_watch_all || want == n_watching)
 		return;

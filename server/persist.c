@@ -49,6 +49,9 @@
 #include "rcu/rcu.h"
 #include "server/config.h"
 #include "server/db.h"
+#include "server/lval.h"
+#include "server/db_set.h"
+#include "server/hval.h"
 #include "server/log.h"
 #include "server/persist.h"
 #include "server/rdb.h"
@@ -350,6 +353,10 @@ struct save_ctx {
 	int header_done;
 	int err;		  /* first error of the writer, as -errno */
 	unsigned int yield_every; /* keys between sched_yield() calls, 0: never */
+	int ndbs;		  /* databases walked: 0..ndbs-1 (persist_write_rdb()) */
+	int busy_wait;		  /* a table's snapshot taken by another: wait (saves) */
+	void (*moment)(void *arg); /* at the moment of db ndbs-1, or NULL */
+	void *moment_arg;
 };
 
 /* ht_snapshot()'s linearization point: writers are held off.  Reads the
@@ -360,6 +367,92 @@ static void save_begun(void *arg)
 
 	if (s->dirty_at < 0) /* the first db's moment: later writes count unsaved */
 		s->dirty_at = dirty_total();
+	if (s->moment && s->dbnum == s->ndbs - 1)
+		s->moment(s->moment_arg);
+}
+
+int persist_dump(const struct ht_entry *e, void **out, size_t *outlen)
+{
+	size_t n;
+	struct rdb_pair *p;
+	int r;
+	if (db_type(e) == OBJ_LIST) {
+		p = db_list_elems(e, &n);
+		r = rdb_dump_list(p, n, persist_rdbcompression(), out, outlen);
+		free(p);
+		return r;
+	}
+
+	if (db_type(e) == OBJ_SET) {
+		char *arena;
+
+		p = db_set_members(e, &n, &arena);
+		r = rdb_dump_set(p, n, persist_rdbcompression(), out, outlen);
+		free(p);
+		free(arena);
+		return r;
+	}
+	if (db_type(e) == OBJ_ZSET) {
+		struct rdb_zel *z = db_zset_elems(e, &n);
+
+		r = rdb_dump_zset(z, n, persist_rdbcompression(), out, outlen);
+		free(z);
+		return r;
+	}
+	if (db_type(e) != OBJ_HASH)
+		return rdb_dump_string(ht_entry_val(e), ht_entry_vlen(e), persist_rdbcompression(),
+				       out, outlen);
+	p = db_hash_pairs(e, &n);
+	r = rdb_dump_hash(p, n, persist_rdbcompression(), out, outlen);
+	free(p);
+	return r;
+}
+
+/* Hash @e as RDB_TYPE_HASH, in its fields' order. */
+static int save_hash(struct rdb_writer *w, const struct ht_entry *e, int64_t expire_ms)
+{
+	size_t n;
+	struct rdb_pair *p = db_hash_pairs(e, &n);
+	int r = rdb_write_hash_kv(w, ht_entry_key(e), ht_entry_klen(e), p, n, expire_ms);
+
+	free(p);
+	return r;
+}
+
+/* Set @e as RDB_TYPE_SET, in its members' order. */
+static int save_set(struct rdb_writer *w, const struct ht_entry *e, int64_t expire_ms)
+{
+	size_t n;
+	char *arena;
+	struct rdb_pair *m = db_set_members(e, &n, &arena);
+	int r = rdb_write_set_kv(w, ht_entry_key(e), ht_entry_klen(e), m, n, expire_ms);
+
+	free(m);
+	free(arena);
+	return r;
+}
+
+/* Sorted set @e as RDB_TYPE_ZSET_2, in (score, member) order. */
+static int save_zset(struct rdb_writer *w, const struct ht_entry *e, int64_t expire_ms)
+{
+	size_t n;
+	struct rdb_zel *z = db_zset_elems(e, &n);
+	int r = rdb_write_zset_kv(w, ht_entry_key(e), ht_entry_klen(e), z, n, expire_ms);
+
+	free(z);
+	return r;
+}
+
+/* List @e as Redis 7.0's quicklist of listpacks (type 18).  The snapshot
+ * holds @e, so its root and chunks stay valid (lval.h). */
+static int save_list(struct rdb_writer *w, const struct ht_entry *e, int64_t expire_ms)
+{
+	size_t n;
+	struct rdb_pair *p = db_list_elems(e, &n);
+	int r = rdb_write_list_kv(w, ht_entry_key(e), ht_entry_klen(e), p, n, expire_ms);
+
+	free(p);
+	return r;
 }
 
 static int save_one(const struct ht_entry *e, void *arg)
@@ -378,8 +471,17 @@ static int save_one(const struct ht_entry *e, void *arg)
 			return s->err = r;
 		s->header_done = 1;
 	}
-	r = rdb_write_string_kv(s->w, ht_entry_key(e), ht_entry_klen(e), ht_entry_val(e),
-				ht_entry_vlen(e), x == HT_NO_EXPIRE ? -1 : x);
+	if (db_type(e) == OBJ_HASH)
+		r = save_hash(s->w, e, x == HT_NO_EXPIRE ? -1 : x);
+	else if (db_type(e) == OBJ_LIST)
+		r = save_list(s->w, e, x == HT_NO_EXPIRE ? -1 : x);
+	else if (db_type(e) == OBJ_SET)
+		r = save_set(s->w, e, x == HT_NO_EXPIRE ? -1 : x);
+	else if (db_type(e) == OBJ_ZSET)
+		r = save_zset(s->w, e, x == HT_NO_EXPIRE ? -1 : x);
+	else
+		r = rdb_write_string_kv(s->w, ht_entry_key(e), ht_entry_klen(e), ht_entry_val(e),
+					ht_entry_vlen(e), x == HT_NO_EXPIRE ? -1 : x);
 	if (r < 0)
 		return s->err = r;
 	s->keys++;
@@ -406,11 +508,17 @@ static int save_dbs(struct save_ctx *s)
 	int r = 0;
 
 	db_tables(tables);
-	for (int i = 0; i < g_ndbs && r == 0; i++) {
+	for (int i = 0; i < s->ndbs && r == 0; i++) {
 		s->ht = tables[i];
 		s->dbnum = i;
 		s->header_done = 0;
 		r = ht_snapshot(s->ht, save_one, save_begun, s, NULL);
+		/* a replica's full sync (replm.c) walks this table: wait for it,
+		 * up to 60 s (it ends its own walk on -EBUSY instead) */
+		for (int t = 0; r == -EBUSY && s->busy_wait && t < 600; t++) {
+			usleep(100 * 1000);
+			r = ht_snapshot(s->ht, save_one, save_begun, s, NULL);
+		}
 	}
 	free(tables);
 	if (s->dirty_at < 0)
@@ -467,6 +575,8 @@ static int save_now(long long *dirty_at, uint64_t *nkeys)
 	o.used_mem = (int64_t)db_entry_bytes();
 	s.dirty_at = -1;
 	s.yield_every = 128;
+	s.ndbs = g_ndbs;
+	s.busy_wait = 1;
 	atomic_store_explicit(&keys_processed, 0, memory_order_relaxed);
 	atomic_store_explicit(&keys_total, db_size(), memory_order_relaxed);
 
@@ -529,6 +639,34 @@ fail:
 		close(fd);
 	unlink(tmp);
 out:
+	return r;
+}
+
+int persist_write_rdb(int fd, int ndbs, void (*moment)(void *arg), void *arg)
+{
+	struct rdb_opts o = {0};
+	struct save_ctx s = {0};
+	int r;
+
+	o.compress = atomic_load_explicit(&popt.rdbcompression, memory_order_relaxed);
+	o.checksum = atomic_load_explicit(&popt.rdbchecksum, memory_order_relaxed);
+	o.used_mem = (int64_t)db_entry_bytes();
+	s.dirty_at = -1;
+	s.yield_every = 128;
+	s.ndbs = ndbs < 0 ? 0 : ndbs > g_ndbs ? g_ndbs : ndbs;
+	s.moment = moment;
+	s.moment_arg = arg;
+	if (s.ndbs == 0 && moment)
+		moment(arg);
+	s.w = rdb_writer_new(fd, &o);
+	if (!s.w)
+		return -errno;
+	r = save_dbs(&s);
+	if (r == 0)
+		r = rdb_writer_finish(s.w);
+	else if (r > 0)
+		r = -EIO;
+	rdb_writer_free(s.w);
 	return r;
 }
 
@@ -842,6 +980,7 @@ struct load_ctx {
 	struct ht *ht; /* db @dbnum's table */
 	uint32_t dbnum;
 	uint64_t loaded, expired;
+	int replace; /* a replica's load: a key a client wrote meanwhile is replaced */
 	char err[256];
 };
 
@@ -861,11 +1000,26 @@ static int load_db(struct load_ctx *l, uint32_t dbnum)
 	return 0;
 }
 
+static int load_key_begin(struct load_ctx *l, const struct rdb_kv *kv);
+static int load_key_stored(struct load_ctx *l, const struct rdb_kv *kv, int r);
+
 static int load_kv(void *arg, const struct rdb_kv *kv)
 {
 	struct load_ctx *l = arg;
 	int r;
 
+	if ((r = load_key_begin(l, kv)) != 0)
+		return r < 0 ? r : 0;
+	r = ht_set(l->ht, kv->key, kv->klen, kv->val, kv->vlen,
+		   kv->expire_ms < 0 ? HT_NO_EXPIRE : kv->expire_ms, l->replace ? 0 : HT_SET_NX,
+		   NULL);
+	return load_key_stored(l, kv, r);
+}
+
+/* Before storing key @kv: 0 to store it, 1 to drop it (expired), or the
+ * error that stops the load. */
+static int load_key_begin(struct load_ctx *l, const struct rdb_kv *kv)
+{
 	if (atomic_load_explicit(&load_abort, memory_order_relaxed))
 		return -ECANCELED;
 	if (kv->dbnum != l->dbnum && load_db(l, kv->dbnum) < 0)
@@ -877,10 +1031,14 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
 	if (kv->expired) {
 		l->expired++;
 		atomic_store_explicit(&load_keys_expired, l->expired, memory_order_relaxed);
-		return 0;
+		return 1;
 	}
-	r = ht_set(l->ht, kv->key, kv->klen, kv->val, kv->vlen,
-		   kv->expire_ms < 0 ? HT_NO_EXPIRE : kv->expire_ms, HT_SET_NX, NULL);
+	return 0;
+}
+
+/* After ht_set() of key @kv returned @r: 0, or the error. */
+static int load_key_stored(struct load_ctx *l, const struct rdb_kv *kv, int r)
+{
 	if (r == -EEXIST) {
 		snprintf(l->err, sizeof(l->err), "RDB has duplicated key '%.*s' in DB %u",
 			 (int)(kv->klen > 128 ? 128 : kv->klen), (const char *)kv->key, l->dbnum);
@@ -894,6 +1052,91 @@ static int load_kv(void *arg, const struct rdb_kv *kv)
 	l->loaded++;
 	atomic_store_explicit(&load_keys_loaded, l->loaded, memory_order_relaxed);
 	return 0;
+}
+
+/* A built tagged value @v (@sz bytes, freed here) stored NX as key @kv. */
+static int load_store_tagged(struct load_ctx *l, const struct rdb_kv *kv, void *v, size_t sz)
+{
+	int r = ht_set(l->ht, kv->key, kv->klen, v, sz | HT_VAL_TAGGED,
+		       kv->expire_ms < 0 ? HT_NO_EXPIRE : kv->expire_ms,
+		       l->replace ? 0 : HT_SET_NX, NULL);
+
+	free(v);
+	return load_key_stored(l, kv, r);
+}
+
+/* A key of a collection type: its value built by @build from @p[@n] and
+ * stored NX (unless the load replaces); @dup names Redis's complaint when
+ * @build finds two equal fields or members. */
+static int load_tagged_kv(struct load_ctx *l, const struct rdb_kv *kv, const struct rdb_pair *p,
+			  size_t n, int (*build)(const struct rdb_pair *, size_t, void **, size_t *),
+			  const char *dup)
+{
+	size_t sz;
+	void *v;
+	int r;
+
+	if ((r = load_key_begin(l, kv)) != 0)
+		return r < 0 ? r : 0;
+	if (build(p, n, &v, &sz) < 0) {
+		snprintf(l->err, sizeof(l->err), "%s (key '%.*s' in DB %u)", dup,
+			 (int)(kv->klen > 128 ? 128 : kv->klen), (const char *)kv->key, l->dbnum);
+		return -EBADMSG;
+	}
+	return load_store_tagged(l, kv, v, sz);
+}
+
+/* A sorted set key: its value built as zval.h's encoding and stored NX. */
+static int load_zset_kv(void *arg, const struct rdb_kv *kv, const struct rdb_zel *z, size_t n,
+			int lp)
+{
+	struct load_ctx *l = arg;
+	size_t sz;
+	void *v;
+	int r;
+
+	if ((r = load_key_begin(l, kv)) != 0)
+		return r < 0 ? r : 0;
+	if (db_zset_build(z, n, lp, &v, &sz) < 0) {
+		snprintf(l->err, sizeof(l->err), "Zset with dup elements (key '%.*s' in DB %u)",
+			 (int)(kv->klen > 128 ? 128 : kv->klen), (const char *)kv->key, l->dbnum);
+		return -EBADMSG;
+	}
+	return load_store_tagged(l, kv, v, sz);
+}
+
+/* A hash key: its value built as hval.h's encoding (listpack-encoded up to
+ * db_hash_lp_entries() fields that all fit) and stored NX. */
+static int load_hash_kv(void *arg, const struct rdb_kv *kv, const struct rdb_pair *p, size_t n)
+{
+	return load_tagged_kv(arg, kv, p, n, db_hash_build, "Hash with dup elements");
+}
+
+/* A set key: its value built as sval.h's encoding (an intset when every
+ * member is an integer and they are at most set-max-intset-entries) and
+ * stored NX. */
+static int load_set_kv(void *arg, const struct rdb_kv *kv, const struct rdb_pair *m, size_t n)
+{
+	return load_tagged_kv(arg, kv, m, n, db_set_build, "Duplicate set members detected");
+}
+
+/* A list key (RDB types 1, 14, 18): its value built (lval.h) and stored NX;
+ * the entry owns the new version, or it is dropped. */
+static int load_list_kv(void *arg, const struct rdb_kv *kv, const struct rdb_pair *p, size_t n)
+{
+	struct load_ctx *l = arg;
+	unsigned char hdr[LV_HDR];
+	int r;
+
+	if ((r = load_key_begin(l, kv)) != 0)
+		return r < 0 ? r : 0;
+	db_list_build(p, n, hdr);
+	r = ht_set(l->ht, kv->key, kv->klen, hdr, LV_VLEN,
+		   kv->expire_ms < 0 ? HT_NO_EXPIRE : kv->expire_ms, l->replace ? 0 : HT_SET_NX,
+		   NULL);
+	if (r != 0)
+		db_list_drop(hdr);
+	return load_key_stored(l, kv, r);
 }
 
 /* RESIZEDB: size the table once for the keys to come rather than grow it
@@ -939,10 +1182,16 @@ static int load_aux(void *arg, const void *name, size_t nlen, const void *val, s
  * Context: the loader thread, registered and online.
  * Return: LOAD_OK, LOAD_FAILED (logged) or LOAD_STOPPED (load_abort).
  */
-static int load_file(const char *path)
+static int load_file(const char *path, int replace)
 {
 	char err[512];
-	struct rdb_load_cbs cb = {.string_kv = load_kv, .aux = load_aux, .resize_db = load_resize};
+	struct rdb_load_cbs cb = {.string_kv = load_kv,
+				  .hash_kv = load_hash_kv,
+				  .list_kv = load_list_kv,
+				  .set_kv = load_set_kv,
+				  .zset_kv = load_zset_kv,
+				  .aux = load_aux,
+				  .resize_db = load_resize};
 	struct rdb_load_opts lo = {0};
 	struct rdb_load_stats st;
 	struct load_ctx l = {0};
@@ -950,6 +1199,7 @@ static int load_file(const char *path)
 	int r;
 
 	l.ht = db_at(0);
+	l.replace = replace;
 	cb.arg = &l;
 	lo.skip_unsupported =
 	    atomic_load_explicit(&popt.rdb_skip_unsupported, memory_order_relaxed);
@@ -1003,7 +1253,7 @@ static void *load_main(void *arg)
 	int r;
 
 	rcu_register_thread();
-	r = load_file(path);
+	r = load_file(path, 0);
 	if (r == LOAD_OK) {
 		/* Release: every insert above happens-before a command that
 		 * reads 0 here (persist_loading()'s acquire). */
@@ -1018,6 +1268,26 @@ static void *load_main(void *arg)
 	else
 		server_wake_main(); /* the main loop says "Ready to accept connections" */
 	return NULL;
+}
+
+int persist_load_replica(const char *path)
+{
+	struct stat sb;
+	int r;
+
+	if (stat(path, &sb) == 0)
+		atomic_store_explicit(&load_total_bytes, (long long)sb.st_size,
+				      memory_order_relaxed);
+	atomic_store_explicit(&load_start_time, unix_now(), memory_order_relaxed);
+	atomic_store_explicit(&load_loaded_bytes, 0, memory_order_relaxed);
+	atomic_store_explicit(&g_srv.loading, 1, memory_order_release);
+	for (int i = 0; i < g_ndbs; i++)
+		if (ht_flush(db_at(i)) != 0)
+			srv_log(LL_WARNING, "could not empty db %d before loading", i);
+	r = load_file(path, 1);
+	/* Release: every insert above happens-before a command that reads 0. */
+	atomic_store_explicit(&g_srv.loading, 0, memory_order_release);
+	return r == LOAD_OK ? 0 : -1;
 }
 
 void persist_load_start(void)

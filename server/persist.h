@@ -23,6 +23,12 @@ void persist_load_start(void);
 /* Main thread: join a loader that has finished; 1 once the data set is served
  * (no dump, or a load that succeeded), else 0. */
 int persist_load_poll(void);
+/* A replica's full resync (repl.c): the RDB its master sent, at @path,
+ * replaces the whole data set; clients get -LOADING meanwhile, as from a
+ * Redis replica loading its master's dump.  A key a command wrote meanwhile
+ * is replaced, not a duplicate.  Context: a registered thread, online.
+ * Return: 0, or -1 (the reason is logged). */
+int persist_load_replica(const char *path);
 /* Acquire: pairs with the loader's release store after its last insert, so a
  * command that sees 0 sees every loaded key. */
 static inline int persist_loading(void)
@@ -65,6 +71,16 @@ enum persist_result persist_bgsave(int schedule);
 long long persist_lastsave(void);
 /* rdbcompression (DUMP compresses as a save does).  Any thread. */
 int persist_rdbcompression(void);
+/* The DUMP payload of @e's value (a string, or a hash as RDB_TYPE_HASH),
+ * malloc()ed.  Context: holding @e.  Return: 0 or -ENOMEM. */
+struct ht_entry;
+/* An RDB of databases 0..@ndbs-1 to @fd (each under its own ht_snapshot()),
+ * calling @moment(@arg) at the point in time of db @ndbs-1 (under that
+ * table's stripe mutexes), or at once when @ndbs is 0.  replm.c's full sync.
+ * Context: as save_now(): a registered QSBR thread, offline.
+ * Return: 0 or -errno (-EBUSY: another snapshot of a table runs). */
+int persist_write_rdb(int fd, int ndbs, void (*moment)(void *arg), void *arg);
+int persist_dump(const struct ht_entry *e, void **out, size_t *outlen);
 #define ERR_MISCONF                                                                                \
 	"-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "      \
 	"persist to disk. Commands that may modify the data set are disabled, because this "     \

@@ -43,6 +43,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,7 @@ struct ps_client {
 	struct conn *conn;  /* owner worker only; NULL once closed */
 	struct worker *w;   /* the owner, fixed */
 	_Atomic long refs;  /* the connection's + one per delivery in flight */
+	_Atomic int closed; /* its connection has closed (any thread may look) */
 	struct ps_sub **subs; /* every kind, subscription order; ps_lock */
 	int nsubs, cap;
 	int count[PS_NKINDS]; /* ps_lock; mirrored in conn->ps_count */
@@ -82,7 +84,9 @@ struct ps_client {
 struct ps_msg {
 	_Atomic long refs;
 	int invalidate; /* client tracking: buf is the keys' array (len 0: all keys) */
+	int push3;	/* a RESP3 push, sent as it is to RESP3 connections only */
 	size_t len;
+	int raw;    /* pubsub_raw_new(): the same bytes in RESP3 */
 	char buf[]; /* the RESP2 array; RESP3 sends '>' for buf[0] */
 };
 
@@ -165,7 +169,7 @@ static void free_rcu_chan(struct rcu_head *h)
 	free(container_of(h, struct ps_chan, rcu));
 }
 
-static struct ps_client *mailbox(struct conn *c)
+struct ps_client *pubsub_mailbox(struct conn *c)
 {
 	if (!c->ps) {
 		struct ps_client *mb = xcalloc(1, sizeof(*mb));
@@ -274,7 +278,7 @@ static void confirm(struct conn *c, const char *word, const char *name, size_t l
 
 void pubsub_subscribe(struct conn *c, enum ps_kind kind, const char *name, size_t len)
 {
-	struct ps_client *mb = mailbox(c);
+	struct ps_client *mb = pubsub_mailbox(c);
 
 	pthread_mutex_lock(&ps_lock);
 	sub_add(mb, kind, name, len);
@@ -359,7 +363,7 @@ static void mb_put_rcu(struct rcu_head *h)
 
 void pubsub_conn_opened(struct conn *c)
 {
-	(void)mailbox(c);
+	(void)pubsub_mailbox(c);
 }
 
 struct ps_client *pubsub_mailbox_hold(struct conn *x)
@@ -377,7 +381,7 @@ void pubsub_mailbox_drop(struct ps_client *mb)
 		mb_put(mb);
 }
 
-void pubsub_conn_closed(struct conn *c)
+void pubsub_reset(struct conn *c)
 {
 	struct ps_client *mb = c->ps;
 
@@ -386,9 +390,19 @@ void pubsub_conn_closed(struct conn *c)
 	pthread_mutex_lock(&ps_lock);
 	remove_kind(mb, PS_NKINDS, NULL);
 	pthread_mutex_unlock(&ps_lock);
+	publish_counts(c, mb);
+}
+
+void pubsub_conn_closed(struct conn *c)
+{
+	struct ps_client *mb = c->ps;
+
+	if (!mb)
+		return;
+	pubsub_reset(c);
 	mb->conn = NULL;
+	atomic_store_explicit(&mb->closed, 1, memory_order_relaxed);
 	c->ps = NULL;
-	c->flags &= ~CONN_PUBSUB;
 	/* publishers may still hold @mb from a list walk: drop the
 	 * connection's ref only after they all left their read sides */
 	call_rcu(&mb->rcu, mb_put_rcu);
@@ -427,7 +441,9 @@ static struct ps_msg *msg_new(const char *word, const struct ps_chan *pat, const
 	char *d = m->buf;
 
 	atomic_init(&m->refs, 1);
+	m->raw = 0;
 	m->invalidate = 0;
+	m->push3 = 0;
 	memcpy(d, pat ? "*4\r\n" : "*3\r\n", 4);
 	d += 4;
 	d += put_bulk(d, word, strlen(word));
@@ -468,11 +484,22 @@ static void write_msg(struct conn *c, const struct ps_msg *m)
 {
 	if (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP))
 		return;
+	/* CLIENT REPLY OFF/SKIP drop MONITOR's lines; pub/sub messages and
+	 * invalidations go out anyway (Redis's CLIENT_PUSHING) */
+	if (m->raw && (c->flags & (CONN_REPLY_OFF | CONN_REPLY_SKIP)))
+		return;
 	if (m->invalidate) {
 		write_invalidate(c, m);
 		return;
 	}
-	if (c->resp == 3) {
+	if (m->push3) {
+		if (c->resp == 3) {
+			reply_raw(c, m->buf, m->len);
+			conn_output_added(c);
+		}
+		return;
+	}
+	if (c->resp == 3 && !m->raw) {
 		reply_raw(c, ">", 1);
 		reply_raw(c, m->buf + 1, m->len - 1);
 	} else {
@@ -503,6 +530,15 @@ static void push_remote(struct ps_client *mb, struct ps_msg *m)
 		server_wake_worker(w);
 }
 
+/* @m to @mb: appended now when @from's worker owns it, else queued. */
+void pubsub_raw_send(struct conn *from, struct ps_client *mb, struct ps_msg *m)
+{
+	if (!from || mb->w != from->w) /* @from NULL: the server (expiry, eviction) */
+		push_remote(mb, m);
+	else if (mb->conn) /* ours: mb->conn is ours to read */
+		write_msg(mb->conn, m);
+}
+
 /* Deliver to every subscriber of @ch; @m is made on first need and put by
  * the caller.  Return the receivers. */
 static long long fan_out(struct conn *pub, struct ps_chan *ch, struct ps_msg **m,
@@ -515,16 +551,35 @@ static long long fan_out(struct conn *pub, struct ps_chan *ch, struct ps_msg **m
 	list_for_each_entry_rcu(s, &ch->subs, node) {
 		if (!*m)
 			*m = msg_new(word, pat, name, len, msg, mlen);
-		if (pub && s->mb->w == pub->w) { /* ours: mb->conn is ours to read */
-			if (s->mb->conn)
-				write_msg(s->mb->conn, *m);
-		} else {
-			push_remote(s->mb, *m);
-		}
+		pubsub_raw_send(pub, s->mb, *m);
 		n++;
 	}
 	return n;
 }
+
+struct ps_msg *pubsub_raw_new(size_t len, char **buf)
+{
+	struct ps_msg *m = xmalloc(sizeof(*m) + len);
+
+	atomic_init(&m->refs, 1);
+	m->raw = 1;
+	m->invalidate = 0;
+	m->push3 = 0;
+	m->len = len;
+	*buf = m->buf;
+	return m;
+}
+
+void pubsub_raw_trim(struct ps_msg *m, size_t len)
+{
+	m->len = len;
+}
+
+void pubsub_raw_put(struct ps_msg *m)
+{
+	msg_put(m);
+}
+
 
 long long pubsub_publish(struct conn *c, enum ps_kind kind, const char *ch, size_t chlen,
 			 const char *msg, size_t mlen)
@@ -562,11 +617,37 @@ void pubsub_invalidate(struct ps_client *mb, const char *key, size_t klen)
 
 	atomic_init(&m->refs, 1);
 	m->invalidate = 1;
+	m->push3 = 0;
+	m->raw = 0;
 	m->len = 0;
 	if (key) {
 		memcpy(m->buf, "*1\r\n", 4);
 		m->len = 4 + put_bulk(m->buf + 4, key, klen);
 	}
+	push_remote(mb, m);
+	msg_put(m);
+}
+
+int pubsub_mailbox_closed(struct ps_client *mb)
+{
+	return !mb || atomic_load_explicit(&mb->closed, memory_order_relaxed);
+}
+
+void pubsub_redir_broken(struct ps_client *mb, uint64_t id)
+{
+	static const char head[] = ">2\r\n$21\r\ntracking-redir-broken\r\n";
+	struct ps_msg *m;
+
+	if (!mb)
+		return;
+	m = xmalloc(sizeof(*m) + sizeof(head) + 24);
+	atomic_init(&m->refs, 1);
+	m->invalidate = 0;
+	m->raw = 0;
+	m->push3 = 1;
+	memcpy(m->buf, head, sizeof(head) - 1);
+	m->len = sizeof(head) - 1;
+	m->len += (size_t)snprintf(m->buf + m->len, 24, ":%llu\r\n", (unsigned long long)id);
 	push_remote(mb, m);
 	msg_put(m);
 }
@@ -592,6 +673,12 @@ void pubsub_drain(struct worker *w)
 		mb_put(d->mb);
 		free(d);
 	}
+}
+
+void pubsub_drain_pending(struct worker *w)
+{
+	if (atomic_load_explicit(&w->ps_inbox, memory_order_relaxed))
+		pubsub_drain(w);
 }
 
 void pubsub_fini(void)

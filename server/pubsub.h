@@ -17,6 +17,7 @@
 #define SERVER_PUBSUB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct conn;
 struct worker;
@@ -59,6 +60,12 @@ long long pubsub_publish(struct conn *c, enum ps_kind kind, const char *ch, size
 			 const char *msg, size_t mlen);
 
 /*
+ * pubsub_reset() - RESET: drop every subscription of @c without replies;
+ * @c leaves subscribed mode.  Context: @c's worker, inside its command.
+ */
+void pubsub_reset(struct conn *c);
+
+/*
  * pubsub_conn_closed() - @c is closing: drop its subscriptions without
  * replies; its mailbox is freed after a grace period and after the last
  * message already queued for it.  Context: @c's worker, from conn_close().
@@ -75,12 +82,19 @@ void pubsub_conn_closed(struct conn *c);
  * pubsub_invalidate(): queue an invalidation of @key (NULL: every key, after
  * a flush) for @mb's connection, delivered on its worker after the command
  * running now (write_invalidate() says in which form).  Any thread; @mb held.
+ * pubsub_mailbox_closed(): whether @mb's connection has closed (NULL: yes).
+ * Any thread; @mb held.
+ * pubsub_redir_broken(): queue Redis's push ["tracking-redir-broken", @id]
+ * for @mb's connection, sent only if it speaks RESP3 when it arrives (a
+ * tracking client whose REDIRECT target @id has gone).  Any thread; @mb held.
  */
 struct ps_client;
 void pubsub_conn_opened(struct conn *c);
 struct ps_client *pubsub_mailbox_hold(struct conn *x);
 void pubsub_mailbox_drop(struct ps_client *mb);
 void pubsub_invalidate(struct ps_client *mb, const char *key, size_t klen);
+int pubsub_mailbox_closed(struct ps_client *mb);
+void pubsub_redir_broken(struct ps_client *mb, uint64_t id);
 
 /*
  * pubsub_drain() - write the messages other workers queued for @w's
@@ -89,6 +103,33 @@ void pubsub_invalidate(struct ps_client *mb, const char *key, size_t klen);
  * has stopped (then it only frees).
  */
 void pubsub_drain(struct worker *w);
+/* pubsub_drain() if @w's inbox holds anything: before each command, so a
+ * message whose PUBLISH has replied (anywhere) reaches a subscriber before
+ * the reply to the subscriber's next command, as in Redis. */
+void pubsub_drain_pending(struct worker *w);
+
+/*
+ * Raw delivery, for other feeds that reach connections on any worker through
+ * the same mailboxes and inboxes (MONITOR, monitor.c): bytes sent as they
+ * are, in RESP2 and RESP3 alike.
+ * pubsub_mailbox(): @c's mailbox, made at first use; its owner, online.
+ *   It lives until pubsub_conn_closed(): a feed must drop its own pointer to
+ *   it before that (and readers of that pointer be covered by RCU).
+ * pubsub_raw_new(): a message of up to @len bytes, one reference, for the
+ *   caller to fill (*@buf), pubsub_raw_trim() to the @len it filled before
+ *   sending, and pubsub_raw_put() when done.
+ * pubsub_raw_send(): append @m to @mb's connection now if @from's worker
+ *   owns it, else queue it on the owner's inbox (in send order per
+ *   sender; @from NULL, the server: always queued).  Any thread, online,
+ *   inside a read-side section covering @mb.
+ */
+struct ps_client;
+struct ps_msg;
+struct ps_client *pubsub_mailbox(struct conn *c);
+struct ps_msg *pubsub_raw_new(size_t len, char **buf);
+void pubsub_raw_trim(struct ps_msg *m, size_t len);
+void pubsub_raw_send(struct conn *from, struct ps_client *mb, struct ps_msg *m);
+void pubsub_raw_put(struct ps_msg *m);
 
 /* Main thread at exit, every worker joined, after rcu_barrier(): frees what
  * is still queued in any worker's inbox. */

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -449,8 +450,8 @@ int rdb_write_db_header(struct rdb_writer *w, uint32_t dbnum, uint64_t keys, uin
 	return w_len(w, expires);
 }
 
-int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen, const void *val,
-			size_t vlen, int64_t expire_ms)
+/* EXPIRETIME_MS before a key record, unless @expire_ms is -1. */
+static void w_expire(struct rdb_writer *w, int64_t expire_ms)
 {
 	if (expire_ms != -1) {
 		unsigned char b[9];
@@ -460,9 +461,220 @@ int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen, cons
 			b[1 + i] = (unsigned char)((uint64_t)expire_ms >> (8 * i));
 		w_put(w, b, 9);
 	}
+}
+
+int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen, const void *val,
+			size_t vlen, int64_t expire_ms)
+{
+	w_expire(w, expire_ms);
 	w_byte(w, 0); /* RDB_TYPE_STRING */
 	w_string(w, key, klen);
 	return w_string(w, val, vlen);
+}
+
+/* RDB_TYPE_HASH's value: the pair count, then field and value strings. */
+static int w_hash_value(struct rdb_writer *w, const struct rdb_pair *p, size_t n)
+{
+	int r = w_len(w, n);
+
+	for (size_t i = 0; i < n; i++) {
+		w_string(w, p[i].f, p[i].fl);
+		r = w_string(w, p[i].v, p[i].vl);
+	}
+	return r;
+}
+
+int rdb_write_hash_kv(struct rdb_writer *w, const void *key, size_t klen,
+		      const struct rdb_pair *p, size_t n, int64_t expire_ms)
+{
+	w_expire(w, expire_ms);
+	w_byte(w, RDB_TYPE_HASH);
+	w_string(w, key, klen);
+	return w_hash_value(w, p, n);
+}
+
+/* RDB_TYPE_SET's value: the member count, then the members as strings
+ * (@m[i].f; v unused). */
+static int w_set_value(struct rdb_writer *w, const struct rdb_pair *m, size_t n)
+{
+	int r = w_len(w, n);
+
+	for (size_t i = 0; i < n; i++)
+		r = w_string(w, m[i].f, m[i].fl);
+	return r;
+}
+
+int rdb_write_set_kv(struct rdb_writer *w, const void *key, size_t klen,
+		     const struct rdb_pair *m, size_t n, int64_t expire_ms)
+{
+	w_expire(w, expire_ms);
+	w_byte(w, RDB_TYPE_SET);
+	w_string(w, key, klen);
+	return w_set_value(w, m, n);
+}
+
+/* RDB_TYPE_ZSET_2's value: the count, then member strings and binary
+ * doubles (little-endian, as Redis writes them on every machine). */
+static int w_zset_value(struct rdb_writer *w, const struct rdb_zel *e, size_t n)
+{
+	int r = w_len(w, n);
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b[8];
+		uint64_t u;
+
+		memcpy(&u, &e[i].score, 8);
+		for (int k = 0; k < 8; k++)
+			b[k] = (unsigned char)(u >> (8 * k));
+		w_string(w, e[i].m, e[i].ml);
+		r = w_put(w, b, 8);
+	}
+	return r;
+}
+
+int rdb_write_zset_kv(struct rdb_writer *w, const void *key, size_t klen,
+		      const struct rdb_zel *e, size_t n, int64_t expire_ms)
+{
+	w_expire(w, expire_ms);
+	w_byte(w, RDB_TYPE_ZSET_2);
+	w_string(w, key, klen);
+	return w_zset_value(w, e, n);
+}
+
+/*
+ * Lists: RDB_TYPE_LIST_QUICKLIST_2 (18), as Redis 7.0 writes them: the node
+ * count, then per node its container (2: a listpack) and the listpack as an
+ * RDB string.  A node takes elements until its listpack would pass
+ * RDB_LIST_NODE_BYTES (Redis's list-max-listpack-size -2: 8 KB); a bigger
+ * element is a node of its own.  Listpack entries are written as strings
+ * (0x80 6-bit, 0xe0 12-bit, 0xf0 32-bit lengths), each followed by Redis's
+ * back length (lpEncodeBacklen()).
+ */
+#define RDB_LIST_NODE_BYTES 8192
+
+static size_t lpw_backlen(unsigned char *b, uint64_t l)
+{
+	if (l <= 127) {
+		b[0] = (unsigned char)l;
+		return 1;
+	}
+	if (l < 16383) {
+		b[0] = (unsigned char)(l >> 7);
+		b[1] = (unsigned char)((l & 127) | 128);
+		return 2;
+	}
+	if (l < 2097151) {
+		b[0] = (unsigned char)(l >> 14);
+		b[1] = (unsigned char)(((l >> 7) & 127) | 128);
+		b[2] = (unsigned char)((l & 127) | 128);
+		return 3;
+	}
+	if (l < 268435455) {
+		b[0] = (unsigned char)(l >> 21);
+		b[1] = (unsigned char)(((l >> 14) & 127) | 128);
+		b[2] = (unsigned char)(((l >> 7) & 127) | 128);
+		b[3] = (unsigned char)((l & 127) | 128);
+		return 4;
+	}
+	b[0] = (unsigned char)(l >> 28);
+	b[1] = (unsigned char)(((l >> 21) & 127) | 128);
+	b[2] = (unsigned char)(((l >> 14) & 127) | 128);
+	b[3] = (unsigned char)(((l >> 7) & 127) | 128);
+	b[4] = (unsigned char)((l & 127) | 128);
+	return 5;
+}
+
+/* Bytes element @len takes in a listpack: header, data, back length. */
+static size_t lpw_entry_size(size_t len)
+{
+	size_t hl = len < 64 ? 1 : len < 4096 ? 2 : 5;
+	unsigned char b[5];
+
+	return hl + len + lpw_backlen(b, hl + len);
+}
+
+/* Append element @p[@len] to listpack @lp at @off; return the new offset. */
+static size_t lpw_entry(unsigned char *lp, size_t off, const void *p, size_t len)
+{
+	size_t hl;
+
+	if (len < 64) {
+		lp[off] = (unsigned char)(0x80 | len);
+		hl = 1;
+	} else if (len < 4096) {
+		lp[off] = (unsigned char)(0xe0 | (len >> 8));
+		lp[off + 1] = (unsigned char)(len & 0xff);
+		hl = 2;
+	} else {
+		lp[off] = 0xf0;
+		for (int i = 0; i < 4; i++)
+			lp[off + 1 + i] = (unsigned char)((uint64_t)len >> (8 * i));
+		hl = 5;
+	}
+	if (len)
+		memcpy(lp + off + hl, p, len);
+	return off + hl + len + lpw_backlen(lp + off + hl + len, hl + len);
+}
+
+/* The nodes of a list value, after its type byte and key. */
+static int w_list_value(struct rdb_writer *w, const struct rdb_pair *e, size_t n)
+{
+	size_t nodes = 0, i, j;
+	unsigned char *lp = NULL;
+	size_t cap = 0;
+
+	/* count the nodes first: the count precedes them */
+	for (i = 0; i < n; nodes++) {
+		size_t bytes = 7 + lpw_entry_size(e[i].fl);
+
+		for (j = i + 1; j < n && j - i < 65535 &&
+				bytes + lpw_entry_size(e[j].fl) <= RDB_LIST_NODE_BYTES;
+		     j++)
+			bytes += lpw_entry_size(e[j].fl);
+		i = j;
+	}
+	w_len(w, nodes);
+	for (i = 0; i < n;) {
+		size_t bytes = 7 + lpw_entry_size(e[i].fl), off = 6;
+
+		for (j = i + 1; j < n && j - i < 65535 &&
+				bytes + lpw_entry_size(e[j].fl) <= RDB_LIST_NODE_BYTES;
+		     j++)
+			bytes += lpw_entry_size(e[j].fl);
+		if (bytes > cap) {
+			unsigned char *nl = realloc(lp, bytes);
+
+			if (!nl) {
+				free(lp);
+				if (!w->err)
+					w->err = -ENOMEM;
+				return w->err;
+			}
+			lp = nl;
+			cap = bytes;
+		}
+		for (int k = 0; k < 4; k++)
+			lp[k] = (unsigned char)((uint64_t)bytes >> (8 * k));
+		lp[4] = (unsigned char)((j - i) & 0xff);
+		lp[5] = (unsigned char)((j - i) >> 8);
+		for (size_t k = i; k < j; k++)
+			off = lpw_entry(lp, off, e[k].f, e[k].fl);
+		lp[off] = 0xff;
+		w_len(w, 2); /* QUICKLIST_NODE_CONTAINER_PACKED */
+		w_string(w, lp, bytes);
+		i = j;
+	}
+	free(lp);
+	return w->err;
+}
+
+int rdb_write_list_kv(struct rdb_writer *w, const void *key, size_t klen,
+		      const struct rdb_pair *e, size_t n, int64_t expire_ms)
+{
+	w_expire(w, expire_ms);
+	w_byte(w, RDB_TYPE_LIST_QUICKLIST_2);
+	w_string(w, key, klen);
+	return w_list_value(w, e, n);
 }
 
 /* The CRC64 trailer: the checksum of every byte before it (or eight zero
@@ -504,7 +716,11 @@ void rdb_writer_free(struct rdb_writer *w)
 
 /* ------------------------------------------------------- DUMP payloads */
 
-int rdb_dump_string(const void *val, size_t vlen, bool compress, void **out, size_t *outlen)
+/* A DUMP payload: string @val (@p and @z NULL), hash @p[@n] (or set
+ * @p[@n] when @set) or sorted set @z[@n]. */
+static int dump_value(const void *val, size_t vlen, const struct rdb_pair *p,
+		      const struct rdb_zel *z, size_t n, bool set, bool compress, void **out,
+		      size_t *outlen)
 {
 	static const unsigned char ver[2] = {RDB_DUMP_VERSION & 0xff, RDB_DUMP_VERSION >> 8};
 	struct rdb_writer *w = w_alloc(-1, compress, true);
@@ -512,8 +728,66 @@ int rdb_dump_string(const void *val, size_t vlen, bool compress, void **out, siz
 
 	if (!w)
 		return -ENOMEM;
-	w_byte(w, 0); /* RDB_TYPE_STRING */
-	w_string(w, val, vlen);
+	if (z) {
+		w_byte(w, RDB_TYPE_ZSET_2);
+		w_zset_value(w, z, n);
+	} else if (p && set) {
+		w_byte(w, RDB_TYPE_SET);
+		w_set_value(w, p, n);
+	} else if (p) {
+		w_byte(w, RDB_TYPE_HASH);
+		w_hash_value(w, p, n);
+	} else {
+		w_byte(w, 0); /* RDB_TYPE_STRING */
+		w_string(w, val, vlen);
+	}
+	w_put(w, ver, sizeof(ver));
+	r = w_crc_trailer(w);
+	if (!r) {
+		*out = w->mem;
+		*outlen = (size_t)w->flushed;
+		w->mem = NULL;
+	}
+	rdb_writer_free(w);
+	return r;
+}
+
+int rdb_dump_set(const struct rdb_pair *m, size_t n, bool compress, void **out, size_t *outlen)
+{
+	static const struct rdb_pair none;
+
+	return dump_value(NULL, 0, n ? m : &none, NULL, n, true, compress, out, outlen);
+}
+
+int rdb_dump_string(const void *val, size_t vlen, bool compress, void **out, size_t *outlen)
+{
+	return dump_value(val, vlen, NULL, NULL, 0, false, compress, out, outlen);
+}
+
+int rdb_dump_hash(const struct rdb_pair *p, size_t n, bool compress, void **out, size_t *outlen)
+{
+	static const struct rdb_pair none;
+
+	return dump_value(NULL, 0, n ? p : &none, NULL, n, false, compress, out, outlen);
+}
+
+int rdb_dump_zset(const struct rdb_zel *e, size_t n, bool compress, void **out, size_t *outlen)
+{
+	static const struct rdb_zel none;
+
+	return dump_value(NULL, 0, NULL, n ? e : &none, n, false, compress, out, outlen);
+}
+
+int rdb_dump_list(const struct rdb_pair *e, size_t n, bool compress, void **out, size_t *outlen)
+{
+	static const unsigned char ver[2] = {RDB_DUMP_VERSION & 0xff, RDB_DUMP_VERSION >> 8};
+	struct rdb_writer *w = w_alloc(-1, compress, true);
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	w_byte(w, RDB_TYPE_LIST_QUICKLIST_2);
+	w_list_value(w, e, n);
 	w_put(w, ver, sizeof(ver));
 	r = w_crc_trailer(w);
 	if (!r) {
@@ -1280,6 +1554,24 @@ static int rd_meta(struct rd *r, unsigned type, uint64_t start, struct rd_ctx *x
 	}
 }
 
+/* The key record just read (key, expiry, IDLE/FREQ, offsets) into @kv,
+ * its value left empty; counted as a key loaded. */
+static void rd_kv_fill(struct rd *r, struct rd_ctx *x, struct rdb_kv *kv)
+{
+	memset(kv, 0, sizeof(*kv));
+	kv->dbnum = x->dbnum;
+	kv->key = r->key.p;
+	kv->klen = r->key.len;
+	kv->expire_ms = x->expire;
+	kv->expired = x->expire != -1 && x->expire < x->now;
+	kv->lru_idle = x->idle;
+	kv->lfu_freq = x->freq;
+	kv->offset = x->rec_off;
+	kv->end = r->off;
+	x->st->keys++;
+	x->st->expired += kv->expired;
+}
+
 /* A string key's value: read it and hand the key to the string_kv callback
  * (*@cr gets its refusal).  Return: 0, or the error. */
 static int rd_string_kv(struct rd *r, struct rd_ctx *x, int *cr)
@@ -1288,22 +1580,746 @@ static int rd_string_kv(struct rd *r, struct rd_ctx *x, int *cr)
 
 	if (rd_string(r, &r->val, "string value"))
 		return r->err;
-	kv.dbnum = x->dbnum;
-	kv.key = r->key.p;
-	kv.klen = r->key.len;
+	rd_kv_fill(r, x, &kv);
 	kv.val = r->val.p;
 	kv.vlen = r->val.len;
-	kv.expire_ms = x->expire;
-	kv.expired = x->expire != -1 && x->expire < x->now;
-	kv.lru_idle = x->idle;
-	kv.lfu_freq = x->freq;
-	kv.offset = x->rec_off;
-	kv.end = r->off;
-	x->st->keys++;
-	x->st->expired += kv.expired;
 	if (x->cb->string_kv)
 		*cr = x->cb->string_kv(x->cb->arg, &kv);
 	return 0;
+}
+
+/* Where a parsed hash goes: @fn(@arg, pairs, n), its result into *@cr. */
+struct hash_sink {
+	int (*fn)(struct rd *r, void *arg, const struct rdb_pair *p, size_t n);
+	void *arg;
+	int *cr;
+};
+
+/* An RDB_TYPE_HASH value: every pair read (copied into one buffer) and
+ * handed to @k.  The count is checked against the bytes left (each string
+ * takes at least one), so a hostile count costs nothing.
+ * Return: 0, or the error. */
+static int rd_hash_plain(struct rd *r, const struct hash_sink *k)
+{
+	uint64_t start = r->off, n;
+	struct rdb_pair *ps = NULL;
+	struct sbuf all = {NULL, 0, 0};
+	size_t *offs = NULL;
+
+	if (rd_len(r, &n, NULL, "hash size"))
+		return r->err;
+	if (n == 0 || n > r->left / 2)
+		return rd_fail_at(r, start, -EBADMSG, "hash size %llu for %llu bytes left",
+				  (unsigned long long)n, (unsigned long long)r->left);
+	ps = malloc((size_t)n * sizeof(*ps));
+	offs = malloc((size_t)n * 2 * sizeof(*offs));
+	if (!ps || !offs) {
+		free(ps);
+		free(offs);
+		return rd_fail(r, -ENOMEM, "out of memory for a hash of %llu fields",
+			       (unsigned long long)n);
+	}
+	for (uint64_t i = 0; i < 2 * n; i++) {
+		if (rd_string(r, &r->val, i % 2 ? "hash value" : "hash field") ||
+		    sbuf_reserve(r, &all, all.len + r->val.len + 1))
+			break;
+		memcpy(all.p + all.len, r->val.p, r->val.len);
+		offs[i] = all.len;
+		all.len += r->val.len;
+		if (i % 2)
+			ps[i / 2].vl = r->val.len;
+		else
+			ps[i / 2].fl = r->val.len;
+	}
+	if (!r->err) {
+		for (uint64_t i = 0; i < n; i++) {
+			ps[i].f = all.p + offs[2 * i];
+			ps[i].v = all.p + offs[2 * i + 1];
+		}
+		*k->cr = k->fn(r, k->arg, ps, (size_t)n);
+	}
+	free(all.p);
+	free(ps);
+	free(offs);
+	return r->err;
+}
+
+/*
+ * Redis 7.0's listpack (RDB_TYPE_HASH_LISTPACK's value, an RDB string):
+ * [u32 total bytes][u16 count][entries][0xff], each entry its encoding and
+ * data then a 1-5 byte back length.  lp_parse() puts every entry of
+ * @p[@n] into @e as a string (integers as decimal text in @num, 21 bytes an
+ * entry); it checks every length against the bytes there.  Return: the
+ * number of entries, or -1 for a malformed listpack.
+ */
+struct lp_ent {
+	const unsigned char *s;
+	size_t len;
+};
+
+/* Redis's lpEncodeBacklen() sizes (its boundaries: 127, 16383, 2097151,
+ * 268435455). */
+static size_t lp_backlen_size(size_t l)
+{
+	return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
+}
+
+/* Entry @e: integer @v as decimal text in @num (21 bytes) when @isint,
+ * else the @len bytes at @s. */
+static void lp_ent_put(struct lp_ent *e, char *num, int isint, int64_t v, const unsigned char *s,
+		       size_t len)
+{
+	if (isint) {
+		e->len = (size_t)snprintf(num, 21, "%lld", (long long)v);
+		e->s = (const unsigned char *)num;
+	} else {
+		e->s = s;
+		e->len = len;
+	}
+}
+
+static long lp_parse(const unsigned char *p, size_t n, struct lp_ent *e, size_t max,
+		     char *num)
+{
+	size_t off = 6, k = 0;
+
+	if (n < 7 || le_u64(p, 4) != n || p[n - 1] != 0xff)
+		return -1;
+	while (off < n - 1) {
+		unsigned c = p[off];
+		size_t hl, dl; /* encoding header and data lengths */
+		int64_t v = 0;
+		int isint = 1;
+
+		if (k == max)
+			return -1;
+		if (c < 0x80) {
+			hl = 1, dl = 0, v = c;
+		} else if ((c & 0xc0) == 0x80) {
+			hl = 1, dl = c & 0x3f, isint = 0;
+		} else if ((c & 0xe0) == 0xc0) {
+			if (off + 2 > n - 1)
+				return -1;
+			hl = 2, dl = 0;
+			v = (int64_t)(((c & 0x1f) << 8) | p[off + 1]);
+			if (v >= 1 << 12)
+				v -= 1 << 13;
+		} else if ((c & 0xf0) == 0xe0) {
+			if (off + 2 > n - 1)
+				return -1;
+			hl = 2, dl = ((size_t)(c & 0x0f) << 8) | p[off + 1], isint = 0;
+		} else if (c == 0xf0) {
+			if (off + 5 > n - 1)
+				return -1;
+			hl = 5, dl = (size_t)le_u64(p + off + 1, 4), isint = 0;
+		} else if (c >= 0xf1 && c <= 0xf4) {
+			static const unsigned char w[] = {2, 3, 4, 8};
+			unsigned b = w[c - 0xf1];
+
+			if (off + 1 + b > n - 1)
+				return -1;
+			hl = 1 + b, dl = 0;
+			v = (int64_t)le_u64(p + off + 1, (int)b);
+			if (b < 8 && (v >> (8 * b - 1)) & 1)
+				v -= (int64_t)1 << (8 * b); /* sign-extend */
+		} else {
+			return -1;
+		}
+		if (dl > n - 1 - off - hl)
+			return -1;
+		lp_ent_put(&e[k], num + 21 * k, isint, v, p + off + hl, dl);
+		k++;
+		off += hl + dl;
+		off += lp_backlen_size(hl + dl);
+		if (off > n - 1)
+			return -1;
+	}
+	return (long)k;
+}
+
+/* An RDB_TYPE_HASH_LISTPACK value to @k.  Return: 0, or the error. */
+static int rd_hash_lp(struct rd *r, const struct hash_sink *k)
+{
+	uint64_t start = r->off;
+	size_t max, n;
+	struct lp_ent *e;
+	struct rdb_pair *ps;
+	char *num;
+	long cnt;
+
+	if (rd_string(r, &r->val, "hash listpack"))
+		return r->err;
+	max = r->val.len / 2 + 1; /* an entry takes two bytes at least */
+	e = malloc(max * sizeof(*e));
+	ps = malloc((max / 2 + 1) * sizeof(*ps));
+	num = malloc(max * 21);
+	if (!e || !ps || !num) {
+		free(e);
+		free(ps);
+		free(num);
+		return rd_fail(r, -ENOMEM, "out of memory for a listpack of %zu bytes", r->val.len);
+	}
+	cnt = lp_parse(r->val.p, r->val.len, e, max, num);
+	if (cnt <= 0 || cnt % 2) {
+		free(e);
+		free(ps);
+		free(num);
+		return rd_fail_at(r, start, -EBADMSG, "bad hash listpack (%ld entries)", cnt);
+	}
+	n = (size_t)cnt / 2;
+	for (size_t i = 0; i < n; i++)
+		ps[i] = (struct rdb_pair){e[2 * i].s, e[2 * i].len, e[2 * i + 1].s, e[2 * i + 1].len};
+	*k->cr = k->fn(r, k->arg, ps, n);
+	free(e);
+	free(ps);
+	free(num);
+	return 0;
+}
+
+/* An RDB_TYPE_SET value: every member read (copied into one buffer) and
+ * handed to @k as pairs whose v is NULL.  The count is checked against the
+ * bytes left.  Return: 0, or the error. */
+static int rd_set_plain(struct rd *r, const struct hash_sink *k)
+{
+	uint64_t start = r->off, n;
+	struct rdb_pair *ps;
+	struct sbuf all = {NULL, 0, 0};
+	size_t *offs;
+
+	if (rd_len(r, &n, NULL, "set size"))
+		return r->err;
+	if (n == 0 || n > r->left)
+		return rd_fail_at(r, start, -EBADMSG, "set size %llu for %llu bytes left",
+				  (unsigned long long)n, (unsigned long long)r->left);
+	ps = calloc((size_t)n, sizeof(*ps));
+	offs = malloc((size_t)n * sizeof(*offs));
+	if (!ps || !offs) {
+		free(ps);
+		free(offs);
+		return rd_fail(r, -ENOMEM, "out of memory for a set of %llu members",
+			       (unsigned long long)n);
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_string(r, &r->val, "set member") ||
+		    sbuf_reserve(r, &all, all.len + r->val.len + 1))
+			break;
+		memcpy(all.p + all.len, r->val.p, r->val.len);
+		offs[i] = all.len;
+		all.len += r->val.len;
+		ps[i].fl = r->val.len;
+	}
+	if (!r->err) {
+		for (uint64_t i = 0; i < n; i++)
+			ps[i].f = all.p + offs[i];
+		*k->cr = k->fn(r, k->arg, ps, (size_t)n);
+	}
+	free(all.p);
+	free(ps);
+	free(offs);
+	return r->err;
+}
+
+/*
+ * RDB_TYPE_SET_INTSET's value, an RDB string holding Redis's intset:
+ * [u32 encoding: 2, 4 or 8 bytes a member][u32 count][count members of that
+ * width], little-endian, strictly ascending (checked, as Redis's deep
+ * sanitizer does).  Handed to @k as decimal strings.
+ */
+static int rd_set_intset(struct rd *r, const struct hash_sink *k)
+{
+	uint64_t start = r->off;
+	const unsigned char *b;
+	uint32_t enc, cnt;
+	struct rdb_pair *ps;
+	char *txt;
+	size_t used = 0;
+	int64_t prev = 0;
+
+	if (rd_string(r, &r->val, "set intset"))
+		return r->err;
+	b = r->val.p;
+	if (r->val.len < 8)
+		return rd_fail_at(r, start, -EBADMSG, "intset of %zu bytes", r->val.len);
+	enc = (uint32_t)le_u64(b, 4);
+	cnt = (uint32_t)le_u64(b + 4, 4);
+	if ((enc != 2 && enc != 4 && enc != 8) || cnt == 0 ||
+	    (uint64_t)cnt * enc + 8 != r->val.len)
+		return rd_fail_at(r, start, -EBADMSG, "bad intset (encoding %u, %u members, %zu bytes)",
+				  enc, cnt, r->val.len);
+	ps = calloc(cnt, sizeof(*ps));
+	txt = malloc((size_t)cnt * 21);
+	if (!ps || !txt) {
+		free(ps);
+		free(txt);
+		return rd_fail(r, -ENOMEM, "out of memory for an intset of %u members", cnt);
+	}
+	for (uint32_t i = 0; i < cnt; i++) {
+		uint64_t u = le_u64(b + 8 + (size_t)i * enc, enc);
+		int64_t v;
+
+		if (enc < 8 && (u >> (8 * enc - 1)) & 1) /* sign-extend */
+			u |= ~(uint64_t)0 << (8 * enc);
+		v = (int64_t)u;
+		if (i && v <= prev) {
+			free(ps);
+			free(txt);
+			return rd_fail_at(r, start, -EBADMSG, "intset not in ascending order");
+		}
+		prev = v;
+		ps[i].f = txt + used;
+		ps[i].fl = (size_t)snprintf(txt + used, 21, "%lld", (long long)v);
+		used += ps[i].fl;
+	}
+	*k->cr = k->fn(r, k->arg, ps, cnt);
+	free(ps);
+	free(txt);
+	return r->err;
+}
+
+/* A set value of RDB type @type (RDB_TYPE_SET or _INTSET) to @k. */
+static int rd_set(struct rd *r, unsigned type, const struct hash_sink *k)
+{
+	return type == RDB_TYPE_SET ? rd_set_plain(r, k) : rd_set_intset(r, k);
+}
+
+/* A key record's set to the set_kv callback (@arg the rd_ctx). */
+static int set_to_cb(struct rd *r, void *arg, const struct rdb_pair *p, size_t n)
+{
+	struct rd_ctx *x = arg;
+	struct rdb_kv kv;
+
+	rd_kv_fill(r, x, &kv);
+	return x->cb->set_kv(x->cb->arg, &kv, p, n);
+}
+
+/* A key record's hash to the hash_kv callback (@arg the rd_ctx). */
+static int hash_to_cb(struct rd *r, void *arg, const struct rdb_pair *p, size_t n)
+{
+	struct rd_ctx *x = arg;
+	struct rdb_kv kv;
+
+	rd_kv_fill(r, x, &kv);
+	return x->cb->hash_kv(x->cb->arg, &kv, p, n);
+}
+
+/* A hash value of RDB type @type (RDB_TYPE_HASH or _LISTPACK) to @k. */
+static int rd_hash(struct rd *r, unsigned type, const struct hash_sink *k)
+{
+	return type == RDB_TYPE_HASH ? rd_hash_plain(r, k) : rd_hash_lp(r, k);
+}
+
+/* Where a parsed sorted set goes: @fn(@arg, elements, n), its result into
+ * *@cr. */
+struct zset_sink {
+	int (*fn)(struct rd *r, void *arg, const struct rdb_zel *e, size_t n, int lp);
+	void *arg;
+	int *cr;
+};
+
+/* A score as text (RDB_TYPE_ZSET, a listpack entry): strtod of the whole
+ * text, NaN refused.  Return: 0, or -1. */
+static int zscore_text(const unsigned char *s, size_t len, double *d)
+{
+	char buf[64], *end;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	*d = strtod(buf, &end);
+	return *end || isnan(*d) ? -1 : 0;
+}
+
+/* An RDB_TYPE_ZSET or _ZSET_2 value: every member read (copied into one
+ * buffer) with its score, then handed to @k.  The count is checked against
+ * the bytes left, so a hostile count costs nothing.  Return: 0, or the
+ * error. */
+static int rd_zset_plain(struct rd *r, unsigned type, const struct zset_sink *k)
+{
+	uint64_t start = r->off, n;
+	struct rdb_zel *es = NULL;
+	struct sbuf all = {NULL, 0, 0};
+	size_t *offs = NULL;
+
+	if (rd_len(r, &n, NULL, "zset size"))
+		return r->err;
+	if (n == 0 || n > r->left / 2)
+		return rd_fail_at(r, start, -EBADMSG, "zset size %llu for %llu bytes left",
+				  (unsigned long long)n, (unsigned long long)r->left);
+	es = malloc((size_t)n * sizeof(*es));
+	offs = malloc((size_t)n * sizeof(*offs));
+	if (!es || !offs) {
+		free(es);
+		free(offs);
+		return rd_fail(r, -ENOMEM, "out of memory for a zset of %llu members",
+			       (unsigned long long)n);
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned char b[255];
+		unsigned c = 0;
+
+		if (rd_string(r, &r->val, "zset member") ||
+		    sbuf_reserve(r, &all, all.len + r->val.len + 1))
+			break;
+		memcpy(all.p + all.len, r->val.p, r->val.len);
+		offs[i] = all.len;
+		es[i].ml = r->val.len;
+		all.len += r->val.len;
+		if (type == RDB_TYPE_ZSET_2) {
+			uint64_t u;
+
+			if (rd_read(r, b, 8, "zset score"))
+				break;
+			u = le_u64(b, 8);
+			memcpy(&es[i].score, &u, 8);
+		} else {
+			if (rd_u8(r, &c, "zset score"))
+				break;
+			if (c == 253) {
+				es[i].score = NAN;
+			} else if (c == 254 || c == 255) {
+				es[i].score = c == 254 ? INFINITY : -INFINITY;
+			} else if (rd_read(r, b, c, "zset score")) {
+				break;
+			} else if (zscore_text(b, c, &es[i].score) < 0) {
+				rd_fail(r, -EBADMSG, "zset score is not a number");
+				break;
+			}
+		}
+		if (isnan(es[i].score)) {
+			rd_fail(r, -EBADMSG, "zset with a NaN score");
+			break;
+		}
+	}
+	if (!r->err) {
+		for (uint64_t i = 0; i < n; i++)
+			es[i].m = all.p + offs[i];
+		*k->cr = k->fn(r, k->arg, es, (size_t)n, 0);
+	}
+	free(all.p);
+	free(es);
+	free(offs);
+	return r->err;
+}
+
+/*
+ * Redis 6's ziplist (RDB_TYPE_ZSET_ZIPLIST's value, an RDB string): a
+ * 10-byte header (total bytes, tail offset, count), entries, 0xff.  An
+ * entry is the previous entry's length (1 byte, or 0xfe and 4 bytes), an
+ * encoding (a string of 6, 14 or 32 bits of length; an int16, int32,
+ * int64, int24 or int8; or 0xf1-0xfd, the values 0 to 12 in the byte
+ * itself), then its data.  As lp_parse(): every entry into @e (integers as
+ * decimal text in @num), each length checked against the bytes; the number
+ * of entries, or -1 for a malformed ziplist.
+ */
+static long zl_parse(const unsigned char *p, size_t n, struct lp_ent *e, size_t max, char *num)
+{
+	size_t off = 10, k = 0;
+
+	if (n < 11 || le_u64(p, 4) != n || p[n - 1] != 0xff)
+		return -1;
+	while (off < n - 1) {
+		size_t hl, dl = 0; /* prevlen + encoding bytes, data bytes */
+		unsigned c;
+		int64_t v = 0;
+		int isint = 1;
+
+		if (k == max)
+			return -1;
+		hl = p[off] < 254 ? 1 : 5;
+		if (off + hl >= n - 1)
+			return -1;
+		c = p[off + hl];
+		if (c >> 6 == 0) {
+			hl += 1, dl = c & 0x3f, isint = 0;
+		} else if (c >> 6 == 1) {
+			if (off + hl + 2 > n - 1)
+				return -1;
+			dl = ((size_t)(c & 0x3f) << 8) | p[off + hl + 1], hl += 2, isint = 0;
+		} else if (c == 0x80) {
+			if (off + hl + 5 > n - 1)
+				return -1;
+			dl = (size_t)p[off + hl + 1] << 24 | (size_t)p[off + hl + 2] << 16 |
+			     (size_t)p[off + hl + 3] << 8 | p[off + hl + 4];
+			hl += 5, isint = 0;
+		} else if (c >= 0xf1 && c <= 0xfd) {
+			hl += 1, v = (int64_t)(c & 0x0f) - 1;
+		} else {
+			static const unsigned char codes[] = {0xc0, 0xd0, 0xe0, 0xf0, 0xfe};
+			static const unsigned char widths[] = {2, 4, 8, 3, 1};
+			int w = -1;
+
+			for (int i = 0; i < 5; i++)
+				if (c == codes[i])
+					w = widths[i];
+			if (w < 0 || off + hl + 1 + (size_t)w > n - 1)
+				return -1;
+			v = (int64_t)le_u64(p + off + hl + 1, w);
+			if (w < 8 && (v >> (8 * w - 1)) & 1)
+				v -= (int64_t)1 << (8 * w); /* sign-extend */
+			hl += 1 + (size_t)w;
+		}
+		if (dl > n - 1 - off - hl)
+			return -1;
+		lp_ent_put(&e[k], num + 21 * k, isint, v, p + off + hl, dl);
+		k++;
+		off += hl + dl;
+	}
+	return (long)k;
+}
+
+/* An RDB_TYPE_ZSET_LISTPACK value, or with @zl an RDB_TYPE_ZSET_ZIPLIST
+ * one (member, score, member, score...), to @k.  Return: 0, or the
+ * error. */
+static int rd_zset_lp(struct rd *r, const struct zset_sink *k, int zl)
+{
+	uint64_t start = r->off;
+	size_t max, n;
+	struct lp_ent *e;
+	struct rdb_zel *es;
+	char *num;
+	long cnt;
+	int bad = 0;
+
+	if (rd_string(r, &r->val, zl ? "zset ziplist" : "zset listpack"))
+		return r->err;
+	max = r->val.len / 2 + 1; /* an entry takes two bytes at least */
+	e = malloc(max * sizeof(*e));
+	es = malloc((max / 2 + 1) * sizeof(*es));
+	num = malloc(max * 21);
+	if (!e || !es || !num) {
+		free(e);
+		free(es);
+		free(num);
+		return rd_fail(r, -ENOMEM, "out of memory for a listpack of %zu bytes", r->val.len);
+	}
+	cnt = zl ? zl_parse(r->val.p, r->val.len, e, max, num)
+		 : lp_parse(r->val.p, r->val.len, e, max, num);
+	n = cnt > 0 && cnt % 2 == 0 ? (size_t)cnt / 2 : 0;
+	for (size_t i = 0; i < n && !bad; i++) {
+		es[i] = (struct rdb_zel){e[2 * i].s, e[2 * i].len, 0};
+		bad = zscore_text(e[2 * i + 1].s, e[2 * i + 1].len, &es[i].score) < 0;
+	}
+	if (n && !bad)
+		*k->cr = k->fn(r, k->arg, es, n, 1);
+	free(e);
+	free(es);
+	free(num);
+	if (!n || bad)
+		return rd_fail_at(r, start, -EBADMSG, "bad zset %s (%ld entries)",
+				  zl ? "ziplist" : "listpack", cnt);
+	return 0;
+}
+
+/* A sorted set value of RDB type @type to @k. */
+static int rd_zset(struct rd *r, unsigned type, const struct zset_sink *k)
+{
+	if (type == RDB_TYPE_ZSET_LISTPACK || type == RDB_TYPE_ZSET_ZIPLIST)
+		return rd_zset_lp(r, k, type == RDB_TYPE_ZSET_ZIPLIST);
+	return rd_zset_plain(r, type, k);
+}
+
+static bool is_zset_type(unsigned type)
+{
+	return type == RDB_TYPE_ZSET || type == RDB_TYPE_ZSET_2 || type == RDB_TYPE_ZSET_LISTPACK ||
+	       type == RDB_TYPE_ZSET_ZIPLIST;
+}
+
+/* A key record's sorted set to the zset_kv callback (@arg the rd_ctx). */
+static int zset_to_cb(struct rd *r, void *arg, const struct rdb_zel *e, size_t n, int lp)
+{
+	struct rd_ctx *x = arg;
+	struct rdb_kv kv;
+
+	rd_kv_fill(r, x, &kv);
+	return x->cb->zset_kv(x->cb->arg, &kv, e, n, lp);
+}
+
+/*
+ * Lists: RDB_TYPE_LIST (1: the count, then the elements as strings),
+ * RDB_TYPE_LIST_QUICKLIST (14, Redis 3.2 to 6.2: the node count, then each
+ * node a ziplist string) and RDB_TYPE_LIST_QUICKLIST_2 (18, Redis 7.0: the
+ * node count, then each node its container, 1 plain (the string is one
+ * element) or 2 packed (a listpack string)).  Every element is copied into
+ * one buffer and the whole list handed to the sink, as rd_hash_plain() does
+ * (the pairs' f/fl are the elements, v NULL).
+ */
+struct list_acc {
+	struct sbuf all;
+	size_t *offs, *lens;
+	size_t n, cap;
+};
+
+static int acc_add(struct rd *r, struct list_acc *a, const void *p, size_t len)
+{
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 64;
+		size_t *o = realloc(a->offs, nc * sizeof(*o)), *l;
+
+		if (!o)
+			return rd_fail(r, -ENOMEM, "out of memory for a list");
+		a->offs = o;
+		l = realloc(a->lens, nc * sizeof(*l));
+		if (!l)
+			return rd_fail(r, -ENOMEM, "out of memory for a list");
+		a->lens = l;
+		a->cap = nc;
+	}
+	if (sbuf_reserve(r, &a->all, a->all.len + len + 1))
+		return r->err;
+	if (len)
+		memcpy(a->all.p + a->all.len, p, len);
+	a->offs[a->n] = a->all.len;
+	a->lens[a->n] = len;
+	a->all.len += len;
+	a->n++;
+	return 0;
+}
+
+/*
+ * A ziplist (Redis 6's list nodes): [u32 bytes][u32 tail][u16 count], each
+ * entry [prevlen: 1 byte, or 0xfe and 4][encoding and data], then 0xff.
+ * Every length is checked against the bytes there.  Return: entries added,
+ * or -1 for a malformed ziplist.
+ */
+static long zl_parse_list(struct rd *r, struct list_acc *a, const unsigned char *p, size_t n)
+{
+	size_t off = 10;
+	long k = 0;
+
+	if (n < 11 || le_u64(p, 4) != n || p[n - 1] != 0xff)
+		return -1;
+	while (off < n - 1) {
+		unsigned c;
+		size_t hl, dl = 0;
+		int64_t v = 0;
+		int isint = 1;
+		char num[24];
+
+		off += p[off] == 0xfe ? 5 : 1; /* prevlen */
+		if (off >= n - 1)
+			return -1;
+		c = p[off];
+		if ((c >> 6) == 0) {
+			hl = 1, dl = c & 0x3f, isint = 0;
+		} else if ((c >> 6) == 1) {
+			if (off + 2 > n - 1)
+				return -1;
+			hl = 2, dl = ((size_t)(c & 0x3f) << 8) | p[off + 1], isint = 0;
+		} else if (c == 0x80) {
+			if (off + 5 > n - 1)
+				return -1;
+			hl = 5, isint = 0;
+			dl = ((size_t)p[off + 1] << 24) | ((size_t)p[off + 2] << 16) |
+			     ((size_t)p[off + 3] << 8) | p[off + 4];
+		} else if (c == 0xc0 || c == 0xd0 || c == 0xe0 || c == 0xf0 || c == 0xfe) {
+			unsigned b = c == 0xc0 ? 2 : c == 0xd0 ? 4 : c == 0xe0 ? 8 : c == 0xf0 ? 3 : 1;
+
+			if (off + 1 + b > n - 1)
+				return -1;
+			hl = 1 + b;
+			v = (int64_t)le_u64(p + off + 1, (int)b);
+			if (b < 8 && (v >> (8 * b - 1)) & 1)
+				v -= (int64_t)1 << (8 * b); /* sign-extend */
+		} else if (c >= 0xf1 && c <= 0xfd) {
+			hl = 1, v = (int64_t)(c & 0x0f) - 1;
+		} else {
+			return -1;
+		}
+		if (dl > n - 1 - off - hl)
+			return -1;
+		if (isint) {
+			int l = snprintf(num, sizeof(num), "%lld", (long long)v);
+
+			if (acc_add(r, a, num, (size_t)l))
+				return -1;
+		} else if (acc_add(r, a, p + off + hl, dl)) {
+			return -1;
+		}
+		off += hl + dl;
+		k++;
+	}
+	return k;
+}
+
+static int rd_list(struct rd *r, unsigned type, const struct hash_sink *k)
+{
+	uint64_t start = r->off, n;
+	struct list_acc a;
+	struct rdb_pair *ps = NULL;
+
+	memset(&a, 0, sizeof(a));
+	if (rd_len(r, &n, NULL, type == RDB_TYPE_LIST ? "list size" : "quicklist nodes"))
+		return r->err;
+	if (n > r->left)
+		return rd_fail_at(r, start, -EBADMSG, "list size %llu for %llu bytes left",
+				  (unsigned long long)n, (unsigned long long)r->left);
+	for (uint64_t i = 0; i < n && !r->err; i++) {
+		uint64_t container = 2;
+
+		if (type == RDB_TYPE_LIST_QUICKLIST_2 &&
+		    rd_len(r, &container, NULL, "quicklist container"))
+			break;
+		if (container != 1 && container != 2) {
+			rd_fail(r, -EBADMSG, "quicklist container %llu", (unsigned long long)container);
+			break;
+		}
+		if (rd_string(r, &r->val, "list element or node"))
+			break;
+		if (type == RDB_TYPE_LIST || container == 1) {
+			acc_add(r, &a, r->val.p, r->val.len);
+		} else if (type == RDB_TYPE_LIST_QUICKLIST) {
+			if (zl_parse_list(r, &a, r->val.p, r->val.len) < 0 && !r->err)
+				rd_fail_at(r, start, -EBADMSG, "bad quicklist ziplist node");
+		} else {
+			size_t max = r->val.len / 2 + 1;
+			struct lp_ent *e = malloc(max * sizeof(*e));
+			char *num = malloc(max * 21);
+			long cnt = e && num ? lp_parse(r->val.p, r->val.len, e, max, num) : -2;
+
+			if (cnt == -2)
+				rd_fail(r, -ENOMEM, "out of memory for a listpack");
+			else if (cnt < 0)
+				rd_fail_at(r, start, -EBADMSG, "bad quicklist listpack node");
+			for (long j = 0; j < cnt && !r->err; j++)
+				acc_add(r, &a, e[j].s, e[j].len);
+			free(e);
+			free(num);
+		}
+	}
+	if (!r->err && !a.n)
+		rd_fail_at(r, start, -EBADMSG, "empty list");
+	if (!r->err) {
+		ps = malloc(a.n * sizeof(*ps));
+		if (!ps) {
+			rd_fail(r, -ENOMEM, "out of memory for a list of %zu elements", a.n);
+		} else {
+			for (size_t i = 0; i < a.n; i++)
+				ps[i] = (struct rdb_pair){a.all.p + a.offs[i], a.lens[i], NULL, 0};
+			*k->cr = k->fn(r, k->arg, ps, a.n);
+		}
+	}
+	free(ps);
+	free(a.all.p);
+	free(a.offs);
+	free(a.lens);
+	return r->err;
+}
+
+static int is_list_type(unsigned type)
+{
+	return type == RDB_TYPE_LIST || type == RDB_TYPE_LIST_QUICKLIST ||
+	       type == RDB_TYPE_LIST_QUICKLIST_2;
+}
+
+/* A key record's list to the list_kv callback (@arg the rd_ctx). */
+static int list_to_cb(struct rd *r, void *arg, const struct rdb_pair *p, size_t n)
+{
+	struct rd_ctx *x = arg;
+	struct rdb_kv kv;
+
+	rd_kv_fill(r, x, &kv);
+	return x->cb->list_kv(x->cb->arg, &kv, p, n);
 }
 
 /* A key record of value type @type (a string, or a type skipped when
@@ -1320,6 +2336,26 @@ static int rd_key_record(struct rd *r, unsigned type, uint64_t start, struct rd_
 		return r->err;
 	if (type == 0) {
 		if (rd_string_kv(r, x, cr))
+			return r->err;
+	} else if ((type == RDB_TYPE_HASH || type == RDB_TYPE_HASH_LISTPACK) && x->cb->hash_kv) {
+		struct hash_sink k = {hash_to_cb, x, cr};
+
+		if (rd_hash(r, type, &k))
+			return r->err;
+	} else if ((type == RDB_TYPE_SET || type == RDB_TYPE_SET_INTSET) && x->cb->set_kv) {
+		struct hash_sink k = {set_to_cb, x, cr};
+
+		if (rd_set(r, type, &k))
+			return r->err;
+	} else if (is_zset_type(type) && x->cb->zset_kv) {
+		struct zset_sink k = {zset_to_cb, x, cr};
+
+		if (rd_zset(r, type, &k))
+			return r->err;
+	} else if (is_list_type(type) && x->cb->list_kv) {
+		struct hash_sink k = {list_to_cb, x, cr};
+
+		if (rd_list(r, type, &k))
 			return r->err;
 	} else if (x->o->skip_unsupported && type != 6) {
 		if (rd_skip_value(r, type))
@@ -1480,7 +2516,42 @@ int rdb_load_file(const char *path, const struct rdb_load_cbs *cb, const struct 
  * and refused with -ENOTSUP (*@kind set); module values (no module is
  * loaded here, as in a Redis without it) and types Redis 7.0 does not know
  * are -EBADMSG.  Return: 0, or the error. */
-static int rd_payload_value(struct rd *r, enum rdb_kind *kind)
+/* A restored collection to the caller's callback (@arg the sinks). */
+#define restore_sink rdb_restore_sinks
+
+static int list_to_restore(struct rd *r, void *arg, const struct rdb_pair *p, size_t n)
+{
+	const struct restore_sink *s = arg;
+
+	(void)r;
+	return s->list(s->arg, p, n);
+}
+
+static int zset_to_restore(struct rd *r, void *arg, const struct rdb_zel *e, size_t n, int lp)
+{
+	const struct restore_sink *s = arg;
+
+	(void)r;
+	return s->zset(s->arg, e, n, lp);
+}
+
+static int hash_to_restore(struct rd *r, void *arg, const struct rdb_pair *p, size_t n)
+{
+	const struct restore_sink *s = arg;
+
+	(void)r;
+	return s->hash(s->arg, p, n);
+}
+
+static int set_to_restore(struct rd *r, void *arg, const struct rdb_pair *p, size_t n)
+{
+	const struct restore_sink *s = arg;
+
+	(void)r;
+	return s->set(s->arg, p, n);
+}
+
+static int rd_payload_value(struct rd *r, enum rdb_kind *kind, const struct restore_sink *hs)
 {
 	unsigned type = 0;
 
@@ -1488,6 +2559,42 @@ static int rd_payload_value(struct rd *r, enum rdb_kind *kind)
 		return r->err;
 	if (type == 0)
 		return rd_string(r, &r->val, "string value");
+	if (is_zset_type(type) && hs && hs->zset) {
+		int cr = 0;
+		struct zset_sink k = {zset_to_restore, (void *)hs, &cr};
+
+		*kind = RDB_KIND_ZSET;
+		if (rd_zset(r, type, &k))
+			return r->err;
+		return cr < 0 ? cr : 1; /* 1: a sorted set, given to the sink */
+	}
+	if ((type == RDB_TYPE_HASH || type == RDB_TYPE_HASH_LISTPACK) && hs && hs->hash) {
+		int cr = 0;
+		struct hash_sink k = {hash_to_restore, (void *)hs, &cr};
+
+		*kind = RDB_KIND_HASH;
+		if (rd_hash(r, type, &k))
+			return r->err;
+		return cr < 0 ? cr : 1; /* 1: a hash, given to the sink */
+	}
+	if ((type == RDB_TYPE_SET || type == RDB_TYPE_SET_INTSET) && hs && hs->set) {
+		int cr = 0;
+		struct hash_sink k = {set_to_restore, (void *)hs, &cr};
+
+		*kind = RDB_KIND_SET;
+		if (rd_set(r, type, &k))
+			return r->err;
+		return cr < 0 ? cr : 1; /* 1: a set, given to the sink */
+	}
+	if (is_list_type(type) && hs && hs->list) {
+		int cr = 0;
+		struct hash_sink k = {list_to_restore, (void *)hs, &cr};
+
+		*kind = RDB_KIND_LIST;
+		if (rd_list(r, type, &k))
+			return r->err;
+		return cr < 0 ? cr : 1; /* 1: a list, given to the sink */
+	}
 	if (type > RDB_DUMP_MAX_TYPE || !type_tab[type].known ||
 	    type_tab[type].kind == RDB_KIND_MODULE)
 		return rd_fail(r, -EBADMSG, "value type %u", type);
@@ -1497,7 +2604,16 @@ static int rd_payload_value(struct rd *r, enum rdb_kind *kind)
 	return -ENOTSUP;
 }
 
-int rdb_restore_string(const void *p, size_t len, void **val, size_t *vlen, enum rdb_kind *kind)
+int rdb_restore_value(const void *p, size_t len, void **val, size_t *vlen, enum rdb_kind *kind,
+		      int (*hash)(void *arg, const struct rdb_pair *p, size_t n), void *arg)
+{
+	struct rdb_restore_sinks s = {.hash = hash, .arg = arg};
+
+	return rdb_restore_typed(p, len, val, vlen, kind, &s);
+}
+
+int rdb_restore_typed(const void *p, size_t len, void **val, size_t *vlen, enum rdb_kind *kind,
+		      const struct rdb_restore_sinks *hs)
 {
 	const unsigned char *b = p, *footer;
 	struct rd *r;
@@ -1521,8 +2637,12 @@ int rdb_restore_string(const void *p, size_t len, void **val, size_t *vlen, enum
 	r->left = len;
 	r->version = RDB_DUMP_VERSION;
 	r->max_string = RDB_MAX_STRING_DEFAULT;
-	ret = rd_payload_value(r, kind);
-	if (ret == 0) {
+	ret = rd_payload_value(r, kind, hs);
+	if (ret == 1) {
+		*val = NULL;
+		*vlen = 0;
+		ret = 0;
+	} else if (ret == 0) {
 		*val = r->val.p;
 		*vlen = r->val.len;
 		r->val.p = NULL;
@@ -1533,4 +2653,9 @@ int rdb_restore_string(const void *p, size_t len, void **val, size_t *vlen, enum
 	free(r->val.p);
 	free(r);
 	return ret;
+}
+
+int rdb_restore_string(const void *p, size_t len, void **val, size_t *vlen, enum rdb_kind *kind)
+{
+	return rdb_restore_value(p, len, val, vlen, kind, NULL, NULL);
 }

@@ -14,11 +14,16 @@
  *   string longer than 20 bytes is LZF-compressed when compression is on and
  *   saves at least 4 bytes.  These are Redis's rules.
  *
+ * Hashes (docs/types.md) are written as RDB_TYPE_HASH (4), which Redis
+ * loads; Redis itself writes small hashes as listpacks (16).
+ *
  * What it reads: RDB versions 1 to 11 (Redis 7.0 writes 10, 7.2 writes 11).
  * Opcodes AUX, SELECTDB, RESIZEDB, EXPIRETIME, EXPIRETIME_MS, IDLE, FREQ,
  * MODULE_AUX (skipped through its opcode stream) and FUNCTION2 (skipped and
  * counted).  String values in every encoding are handed to a callback with
- * their expiry; keys of other types stop the load with an error naming type
+ * their expiry, hashes of types 4 and 16 to another when it is set; keys of
+ * other types (and hashes in the older ziplist and zipmap encodings) stop
+ * the load with an error naming type
  * and key, or are parsed past and counted when skip_unsupported is set
  * (lists, sets, zsets, hashes in plain, ziplist, listpack, intset and
  * quicklist encodings; streams; MODULE_2 values).  Pre-GA module values
@@ -109,6 +114,75 @@ int rdb_write_db_header(struct rdb_writer *w, uint32_t dbnum, uint64_t keys, uin
 int rdb_write_string_kv(struct rdb_writer *w, const void *key, size_t klen, const void *val,
 			size_t vlen, int64_t expire_ms);
 
+/* One field of a hash, for the writers and the hash_kv callback. */
+struct rdb_pair {
+	const void *f;
+	size_t fl;
+	const void *v;
+	size_t vl;
+};
+
+#define RDB_TYPE_HASH 4 /* the plain hash encoding: count, then field/value strings */
+#define RDB_TYPE_HASH_LISTPACK 16 /* Redis 7.0's small hashes: one listpack string */
+
+/**
+ * rdb_write_hash_kv() - one hash key, with its expiry, as RDB_TYPE_HASH.
+ * @p, @n: its fields and values (@n >= 1; written in this order).
+ *
+ * Redis 7.0 writes small hashes as listpacks (type 16) and loads type 4 of
+ * any size (converting small ones), as redis-check-rdb accepts it.
+ * Context and return: as rdb_write_string_kv().
+ */
+int rdb_write_hash_kv(struct rdb_writer *w, const void *key, size_t klen,
+		      const struct rdb_pair *p, size_t n, int64_t expire_ms);
+
+#define RDB_TYPE_SET 2	  /* the plain set encoding: count, then member strings */
+#define RDB_TYPE_SET_INTSET 11 /* Redis 7.0's intsets: one string holding the intset */
+
+/**
+ * rdb_write_set_kv() - one set key, with its expiry, as RDB_TYPE_SET.
+ * @m, @n: its members in @m[i].f/.fl (@n >= 1; v unused).
+ *
+ * Redis 7.0 writes intsets as type 11 and loads type 2 of any size
+ * (making an intset of what fits), as redis-check-rdb accepts it.
+ * Context and return: as rdb_write_string_kv().
+ */
+int rdb_write_set_kv(struct rdb_writer *w, const void *key, size_t klen,
+		     const struct rdb_pair *m, size_t n, int64_t expire_ms);
+/* One element of a sorted set, for the writers and the zset_kv callback. */
+struct rdb_zel {
+	const void *m;
+	size_t ml;
+	double score; /* never NaN */
+};
+
+#define RDB_TYPE_ZSET 3		  /* count, then member strings and text scores */
+#define RDB_TYPE_ZSET_2 5	  /* count, then member strings and binary doubles */
+#define RDB_TYPE_ZSET_ZIPLIST 12  /* Redis 6's small sorted sets: one ziplist */
+#define RDB_TYPE_ZSET_LISTPACK 17 /* Redis 7.0's small sorted sets: one listpack */
+
+/**
+ * rdb_write_zset_kv() - one sorted set key, with its expiry, as
+ * RDB_TYPE_ZSET_2 (what Redis 7.0 writes for skiplist-encoded sets; it
+ * loads any size, converting small ones to listpacks).
+ * @e, @n: its elements (@n >= 1), written in this order.
+ * Context and return: as rdb_write_string_kv().
+ */
+int rdb_write_zset_kv(struct rdb_writer *w, const void *key, size_t klen,
+		      const struct rdb_zel *e, size_t n, int64_t expire_ms);
+
+#define RDB_TYPE_LIST 1		   /* the plain list: count, then element strings */
+#define RDB_TYPE_LIST_QUICKLIST 14   /* Redis 3.2-6.2: nodes of ziplists */
+#define RDB_TYPE_LIST_QUICKLIST_2 18 /* Redis 7.0: nodes of listpacks (or plain) */
+/**
+ * rdb_write_list_kv() - one list key, with its expiry, as Redis 7.0 writes
+ * it: RDB_TYPE_LIST_QUICKLIST_2, listpack nodes of at most 8 KB (an element
+ * past that alone in its node).
+ * @e, @n: its elements in order (@n >= 1; e[i].f, e[i].fl; v unused).
+ * Context and return: as rdb_write_string_kv(); -ENOMEM too.
+ */
+int rdb_write_list_kv(struct rdb_writer *w, const void *key, size_t klen,
+		      const struct rdb_pair *e, size_t n, int64_t expire_ms);
 /**
  * rdb_writer_finish() - write EOF and the checksum, and flush the buffer.
  * @w: the writer; still to be freed with rdb_writer_free().
@@ -233,6 +307,25 @@ struct rdb_kv {
  * the load with that value. */
 struct rdb_load_cbs {
 	int (*string_kv)(void *arg, const struct rdb_kv *kv);
+	/* A hash in RDB_TYPE_HASH or RDB_TYPE_HASH_LISTPACK (kv's val is
+	 * NULL): @n pairs (listpack integers as decimal text), valid during
+	 * the call.  NULL: hashes are refused or skipped like other types. */
+	int (*hash_kv)(void *arg, const struct rdb_kv *kv, const struct rdb_pair *p, size_t n);
+	/* A set in RDB_TYPE_SET or RDB_TYPE_SET_INTSET: @n members in
+	 * @m[i].f/.fl (v NULL; intset members as decimal text), valid during
+	 * the call.  NULL: sets are refused or skipped like other types. */
+	int (*set_kv)(void *arg, const struct rdb_kv *kv, const struct rdb_pair *m, size_t n);
+	/* A sorted set in RDB_TYPE_ZSET, _ZSET_2, _ZSET_ZIPLIST or
+	 * _ZSET_LISTPACK (kv's val is NULL): @n elements as stored (not
+	 * sorted; a NaN score is refused before), valid during the call;
+	 * @lp: it came in a listpack or ziplist, whose members Redis keeps
+	 * compact whatever their length.  NULL: refused or skipped. */
+	int (*zset_kv)(void *arg, const struct rdb_kv *kv, const struct rdb_zel *e, size_t n,
+		       int lp);
+	/* A list in RDB_TYPE_LIST, _QUICKLIST or _QUICKLIST_2 (kv's val NULL):
+	 * its @n elements in order as p[i].f/fl (ziplist and listpack integers
+	 * as decimal text), valid during the call.  NULL: refused or skipped. */
+	int (*list_kv)(void *arg, const struct rdb_kv *kv, const struct rdb_pair *p, size_t n);
 	/* AUX field; name and val NUL-terminated as rdb_kv's key and val. */
 	int (*aux)(void *arg, const void *name, size_t nlen, const void *val, size_t vlen);
 	int (*select_db)(void *arg, uint32_t dbnum);
@@ -330,6 +423,23 @@ uint64_t rdb_crc64(uint64_t crc, const void *p, size_t n);
  */
 int rdb_dump_string(const void *val, size_t vlen, bool compress, void **out, size_t *outlen);
 
+/* rdb_dump_hash() - the DUMP payload of a hash (RDB_TYPE_HASH; Redis's
+ * own DUMP of a small hash is a listpack, so the bytes differ, but
+ * redis-server RESTOREs this one).  As rdb_dump_string() otherwise. */
+int rdb_dump_hash(const struct rdb_pair *p, size_t n, bool compress, void **out, size_t *outlen);
+/* rdb_dump_set() - the DUMP payload of a set (RDB_TYPE_SET, members
+ * @m[i].f; Redis's own DUMP of an intset is type 11, so the bytes differ,
+ * but redis-server RESTOREs this one).  As rdb_dump_string() otherwise. */
+int rdb_dump_set(const struct rdb_pair *m, size_t n, bool compress, void **out, size_t *outlen);
+
+/* rdb_dump_zset() - the DUMP payload of a sorted set (RDB_TYPE_ZSET_2;
+ * Redis's own DUMP of a small one is a listpack, so the bytes differ, but
+ * redis-server RESTOREs this one).  As rdb_dump_string() otherwise. */
+int rdb_dump_zset(const struct rdb_zel *e, size_t n, bool compress, void **out, size_t *outlen);
+/* rdb_dump_list() - the DUMP payload of a list (RDB_TYPE_LIST_QUICKLIST_2,
+ * as rdb_write_list_kv() writes it).  As rdb_dump_string() otherwise. */
+int rdb_dump_list(const struct rdb_pair *e, size_t n, bool compress, void **out, size_t *outlen);
+
 /**
  * rdb_restore_string() - the string value of a DUMP payload.
  * @p, @len: the payload (binary; any bytes at all).
@@ -350,5 +460,41 @@ int rdb_dump_string(const void *val, size_t vlen, bool compress, void **out, siz
  * than string that Redis 7.0 would load; -ENOMEM.
  */
 int rdb_restore_string(const void *p, size_t len, void **val, size_t *vlen, enum rdb_kind *kind);
+
+/**
+ * rdb_restore_value() - rdb_restore_string(), and hashes too.
+ * @hash, @arg: a payload holding a hash (RDB_TYPE_HASH or _LISTPACK) is
+ *   given to @hash(@arg, pairs, n) during the call (pairs valid only then);
+ *   the return is then 0 with *@kind RDB_KIND_HASH and *@val NULL, or, when
+ *   @hash returned an error, that error (-ENOMEM) or -EBADMSG.  NULL: as
+ *   rdb_restore_string().
+ * Context and other returns: as rdb_restore_string().
+ */
+int rdb_restore_value(const void *p, size_t len, void **val, size_t *vlen, enum rdb_kind *kind,
+		      int (*hash)(void *arg, const struct rdb_pair *p, size_t n), void *arg);
+/**
+ * rdb_restore_typed() - rdb_restore_value(), for every collection type: a
+ * payload holding one goes to its sink during the call (what it is given
+ * valid only then), with *@kind its RDB_KIND_*; a NULL sink refuses that
+ * type as rdb_restore_value() does.
+ *   @hash: RDB_TYPE_HASH or _LISTPACK, (@arg, pairs, n);
+ *   @set: RDB_TYPE_SET or _INTSET, (@arg, members in .f/.fl, n);
+ *   @zset: RDB_TYPE_ZSET, _ZSET_2, _ZSET_ZIPLIST or _ZSET_LISTPACK,
+ *     (@arg, elements, n, lp) with @lp as zset_kv's;
+ *   @list: RDB_TYPE_LIST, _QUICKLIST or _QUICKLIST_2, (@arg, elements in
+ *     order in .f/.fl, n).
+ * @s may be NULL (strings only).  Context and returns: as
+ * rdb_restore_value().
+ */
+struct rdb_restore_sinks {
+	int (*hash)(void *arg, const struct rdb_pair *p, size_t n);
+	int (*set)(void *arg, const struct rdb_pair *m, size_t n);
+	int (*zset)(void *arg, const struct rdb_zel *e, size_t n, int lp);
+	int (*list)(void *arg, const struct rdb_pair *e, size_t n);
+	void *arg;
+};
+int rdb_restore_typed(const void *p, size_t len, void **val, size_t *vlen, enum rdb_kind *kind,
+		      const struct rdb_restore_sinks *s);
+
 
 #endif /* RCUKV_SERVER_RDB_H */

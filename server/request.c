@@ -208,6 +208,8 @@ int conn_process_input(struct conn *c)
 	    atomic_load_explicit(&g_cfg.client_output_buffer_soft, memory_order_relaxed);
 
 	c->flags &= ~CONN_INPUT_PAUSED;
+	if (SRV_UNLIKELY(c->flags & CONN_HELD))
+		return 0; /* conn_resume() runs the held command first */
 	while (c->qpos < c->qlen &&
 	       !(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP | CONN_SHUTDOWN_WAIT))) {
 		int r;
@@ -231,6 +233,8 @@ int conn_process_input(struct conn *c)
 			continue;
 		}
 		c->app->dispatch(c);
+		if (SRV_UNLIKELY(c->flags & CONN_HELD))
+			return 0; /* kept parsed, the buffer as it is: conn_resume() */
 		c->reqtype = 0;
 		c->argc = 0;
 	}

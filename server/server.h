@@ -54,6 +54,8 @@ struct worker {
 	struct event_base *base;
 	int notify_fd; /* eventfd: new fds, kill, stop */
 	struct event *ev_notify;
+	int pause_fd; /* timerfd: the end of a CLIENT PAUSE holding our clients */
+	struct event *ev_pause;
 	struct event *ev_cron;
 	pthread_mutex_t qlock; /* protects pending fds */
 	int *pending_fd;
@@ -82,6 +84,7 @@ struct worker {
 	 * the owner (pubsub_drain() in on_notify()). */
 	struct ps_delivery *_Atomic ps_inbox;
 	struct wstats st;
+	struct script_vm *script_vm; /* its Lua state (script.c), NULL until used; owner */
 	struct wcstats *cs; /* per-command stats (stats.c); set before the thread starts */
 	char pad[64];
 };
@@ -118,6 +121,49 @@ extern struct server g_srv;
  * pending queue and kill marks).  Any thread.
  */
 void server_wake_worker(struct worker *w);
+
+/*
+ * The freeze, the second of Rusty Russell's answers (stop_machine()): a
+ * worker stops every other worker at a quiescent point between commands,
+ * does what needs a still world, and lets them go (MODULE UNLOAD with
+ * module-unload-scheme freeze, module.c).
+ * server_freeze(): from @self's command; the others park (offline) when they
+ * next reach their event loop (net.c: server_freeze_pending() there, then
+ * server_freeze_wait()); returns 0 once every other worker is parked, or -1
+ * (nothing frozen) when one is not within @timeout_ms (a long command, a
+ * busy script).  @self is online again on return.  Callers serialize among
+ * themselves (module.c: mod_lock); a worker that waits for that lock must
+ * call server_freeze_point() while it waits, or the freeze waits for it in
+ * vain.
+ * server_thaw(): after a server_freeze() that returned 0: the others go on.
+ * server_freeze_point(): a worker offline inside a command (waiting for a
+ * lock) parks here if another worker's freeze is on; other threads: no-op.
+ * server_freeze_self(): worker @w's thread says which worker it is (once).
+ * server_freeze_pending(): a freeze by another worker than @w is on.
+ * server_freeze_wait(): @w, offline, parks until the freeze is over or @w
+ * is told to stop.
+ */
+int server_freeze(struct worker *self, long timeout_ms);
+void server_thaw(void);
+void server_freeze_point(void);
+void server_freeze_self(struct worker *w);
+int server_freeze_pending(const struct worker *w);
+void server_freeze_wait(struct worker *w);
+
+/* What a socket handed to a worker is (server_hand_fd()): the kind of
+ * listener it came from, or the link to our master (repl.c). */
+enum { SRV_FD_TCP = 0, SRV_FD_UNIX = 1, SRV_FD_TLS = 2, SRV_FD_MASTER = 3 };
+/**
+ * server_hand_fd() - queue socket @fd of @kind (SRV_FD_*) for worker @w,
+ * which makes it a connection on its next loop turn.  Any thread.
+ */
+void server_hand_fd(struct worker *w, int fd, int kind);
+/**
+ * server_arm_pause_timer() - a loop turn of @w in @ms milliseconds (its
+ * pause_fd fires: pause.c releases the clients a CLIENT PAUSE held).
+ * Replaces an earlier one.  @w's own thread.
+ */
+void server_arm_pause_timer(struct worker *w, long long ms);
 /**
  * server_request_shutdown() - ask the main thread to shut down (SHUTDOWN, a
  * failed load).  Any thread; the save and exit happen on the main thread.

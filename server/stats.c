@@ -236,14 +236,11 @@ static __attribute__((noinline)) _Atomic unsigned long long *stats_hist_new(stru
 void stats_cmd_done(struct worker *w, int slot, unsigned long long clocks, int failed)
 {
 	struct wcstats *ws = stats_own(w);
-	unsigned long long ns = clocks;
+	unsigned long long ns = stats_clocks_ns(clocks);
 	struct cstat *c;
 
 	if (!ws)
 		return;
-	if (stats_tsc_ns > 0) /* ticks; a TSC read on another core may be behind */
-		ns =
-		    (long long)clocks > 0 ? (unsigned long long)((double)clocks * stats_tsc_ns) : 0;
 	c = &ws->slot[slot];
 	STAT_ADD(c->calls, 1);
 	STAT_ADD(c->ns, ns);

@@ -47,6 +47,14 @@ static inline unsigned long long stats_clock(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
 }
+/* A stats_clock() difference in ns (a TSC read on another core may be
+ * behind: a negative difference is 0). */
+static inline unsigned long long stats_clocks_ns(unsigned long long clocks)
+{
+	if (stats_tsc_ns > 0)
+		return (long long)clocks > 0 ? (unsigned long long)((double)clocks * stats_tsc_ns) : 0;
+	return clocks;
+}
 void stats_worker_init(struct worker *w); /* net_init(), before the thread starts */
 void stats_fini(void);			  /* cmd_fini(), after the workers are joined */
 /* Owner thread of @w (NULL or a worker without stats: nothing counted).

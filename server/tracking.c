@@ -49,6 +49,11 @@ struct trk_client {
 	unsigned flags; /* TRK_*; 0 once off (entries naming it are skipped); trk_lock */
 	uint64_t id;
 	struct ps_client *dest; /* its mailbox or its REDIRECT target's (held) */
+	struct ps_client *self; /* with REDIRECT: its own mailbox (held), for
+				 * tracking-redir-broken */
+	uint64_t redir;		/* the REDIRECT target, 0 for none */
+	_Atomic int broken;	/* an invalidation found the target gone (Redis's
+				 * CLIENT_TRACKING_BROKEN_REDIR); until ON again */
 	char **pfx;		/* BCAST prefixes */
 	size_t *plen;
 	int npfx;
@@ -129,11 +134,26 @@ static void tc_put(struct trk_client *t)
 	if (--t->refs)
 		return;
 	pubsub_mailbox_drop(t->dest);
+	pubsub_mailbox_drop(t->self);
 	for (int i = 0; i < t->npfx; i++)
 		free(t->pfx[i]);
 	free(t->pfx);
 	free(t->plen);
 	free(t);
+}
+
+/* Send @t the invalidation of @key (NULL: every key), as Redis's
+ * sendTrackingMessage(): if its REDIRECT target has gone, @t is told so
+ * instead (tracking-redir-broken, RESP3 only) each time, and its
+ * TRACKINGINFO says broken_redirect.  trk_lock held. */
+static void send_inv(struct trk_client *t, const char *key, size_t klen)
+{
+	if (t->redir && pubsub_mailbox_closed(t->dest)) {
+		atomic_store_explicit(&t->broken, 1, memory_order_relaxed);
+		pubsub_redir_broken(t->self, t->redir);
+		return;
+	}
+	pubsub_invalidate(t->dest, key, klen);
 }
 
 /* Send @k's invalidation to its clients and drop it.  trk_lock held. */
@@ -144,7 +164,7 @@ static void tkill(struct trk_key **pp, struct trk_key *k)
 
 		if ((t->flags & TRK_ON) && !(t->flags & TRK_BCAST) &&
 		    !((t->flags & TRK_NOLOOP) && t->id == trk_current))
-			pubsub_invalidate(t->dest, k->key, k->klen);
+			send_inv(t, k->key, k->klen);
 		tc_put(t);
 	}
 	trk_nitems -= k->n;
@@ -247,7 +267,7 @@ void tracking_touched(const void *key, size_t klen)
 				continue;
 			for (int i = 0; i < t->npfx; i++)
 				if (has_prefix(key, klen, t->pfx[i], t->plen[i])) {
-					pubsub_invalidate(t->dest, key, klen);
+					send_inv(t, key, klen);
 					break; /* prefixes of one client never overlap */
 				}
 		}
@@ -259,7 +279,7 @@ void tracking_flushed(void)
 {
 	pthread_mutex_lock(&trk_lock);
 	for (struct trk_client *t = trk_all; t; t = t->next)
-		pubsub_invalidate(t->dest, NULL, 0);
+		send_inv(t, NULL, 0);
 	tclear();
 	pthread_mutex_unlock(&trk_lock);
 }
@@ -367,7 +387,7 @@ const char *tracking_on(struct conn *c, unsigned opts, uint64_t redir, const cha
 			const size_t *plen, int np, char *err, size_t errlen)
 {
 	struct trk_client *t = c->trk;
-	struct ps_client *dest;
+	struct ps_client *dest, *self = NULL;
 	int first = 0;
 
 	if (!(opts & TRK_BCAST) && np)
@@ -386,6 +406,8 @@ const char *tracking_on(struct conn *c, unsigned opts, uint64_t redir, const cha
 	if ((opts & TRK_BCAST) && prefix_clash(t, pfx, plen, np, err, errlen))
 		return err;
 	dest = redir ? mailbox_of(redir) : pubsub_mailbox_hold(c);
+	if (redir)
+		self = pubsub_mailbox_hold(c);
 	pthread_mutex_lock(&trk_lock);
 	if (!t) {
 		t = xmalloc(sizeof(*t));
@@ -401,7 +423,11 @@ const char *tracking_on(struct conn *c, unsigned opts, uint64_t redir, const cha
 		c->trk = t;
 	}
 	pubsub_mailbox_drop(t->dest);
+	pubsub_mailbox_drop(t->self);
 	t->dest = dest;
+	t->self = self;
+	t->redir = redir;
+	atomic_store_explicit(&t->broken, 0, memory_order_relaxed);
 	if ((opts & TRK_BCAST) && !(t->flags & TRK_BCAST))
 		trk_nbcast++;
 	t->flags = TRK_ON | (opts & (TRK_BCAST | TRK_OPTIN | TRK_OPTOUT | TRK_NOLOOP));
@@ -452,6 +478,12 @@ void tracking_off(struct conn *c)
 unsigned tracking_flags(const struct conn *c)
 {
 	return c->trk ? c->trk->flags : 0;
+}
+
+int tracking_broken(const struct conn *c)
+{
+	return c->trk && (c->trk->flags & TRK_ON) &&
+	       atomic_load_explicit(&c->trk->broken, memory_order_relaxed);
 }
 
 long long tracking_redirect(const struct conn *c)

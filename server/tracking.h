@@ -44,6 +44,9 @@ void tracking_off(struct conn *c);
 
 /* TRK_* of @c, 0 when it does not track; the connection's worker. */
 unsigned tracking_flags(const struct conn *c);
+/* CLIENT TRACKINGINFO's broken_redirect: an invalidation found @c's
+ * REDIRECT target gone since tracking was last turned on.  @c's worker. */
+int tracking_broken(const struct conn *c);
 /* CLIENT GETREDIR: -1 when not tracking, else the redirect (0: none). */
 long long tracking_redirect(const struct conn *c);
 /* CLIENT TRACKINGINFO's prefixes: @c's @i-th of tracking_nprefixes(c). */

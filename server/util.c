@@ -306,3 +306,39 @@ int util_ct_equal(const char *secret, size_t slen, const char *cand, size_t clen
 	}
 	return diff == 0;
 }
+
+size_t util_repr(char *d, const char *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	d[o++] = '"';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)p[i];
+		const char *esc = NULL;
+
+		switch (ch) {
+		case '\\': esc = "\\\\"; break;
+		case '"': esc = "\\\""; break;
+		case '\n': esc = "\\n"; break;
+		case '\r': esc = "\\r"; break;
+		case '\t': esc = "\\t"; break;
+		case '\a': esc = "\\a"; break;
+		case '\b': esc = "\\b"; break;
+		default: break;
+		}
+		if (esc) {
+			d[o++] = esc[0];
+			d[o++] = esc[1];
+		} else if (ch >= 0x20 && ch <= 0x7e) {
+			d[o++] = (char)ch;
+		} else {
+			d[o++] = '\\';
+			d[o++] = 'x';
+			d[o++] = hex[ch >> 4];
+			d[o++] = hex[ch & 15];
+		}
+	}
+	d[o++] = '"';
+	return o;
+}

@@ -42,5 +42,9 @@ int util_ct_equal(const char *secret, size_t slen, const char *cand, size_t clen
  * all) where running out of memory is fatal, as xmalloc().  Return: the
  * argument count, or RESP_SPLIT_UNBALANCED. */
 int util_splitargs(const char *line, size_t len, char ***argvp, size_t **lensp);
+/* Write @p (@n bytes) at @d quoted as Redis's sdscatrepr() ("...", with
+ * \\ \" \n \r \t \a \b and \xHH escapes); return the bytes written,
+ * at most 4 * @n + 2.  No NUL is added. */
+size_t util_repr(char *d, const char *p, size_t n);
 
 #endif /* SERVER_UTIL_H */

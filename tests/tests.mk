@@ -34,3 +34,15 @@ $(eval $(call rcu_example,srcu_scan))
 
 # --- tests/lint.sh: half-checked shell checks, files named in comments that do not exist.
 TEST_SCRIPTS += tests/lint.sh
+
+# --- tests/cluster: twemproxy (nutcracker) in front of three rcukv-servers (issue 18).
+TEST_SCRIPTS += tests/cluster/test_twemproxy.sh
+# rcukv-server as a replica of a redis-server master (issue 18).
+TEST_SCRIPTS += tests/cluster/test_replication.sh
+# rcukv-server as a master of redis-server and rcukv replicas (issue 18).
+TEST_SCRIPTS += tests/cluster/test_master.sh
+# ... and its full sync under load fails against a BROKEN_GP=1 build.
+TEST_SCRIPTS += tests/cluster/broken_gp_master.sh
+# Sentinel (redis-server --sentinel) fails an rcukv master over to an rcukv
+# replica while a redis-py client writes on (issue 18 item 4).
+TEST_SCRIPTS += tests/cluster/test_sentinel.sh

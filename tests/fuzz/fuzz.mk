@@ -23,7 +23,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_COV := -fsanitize=fuzzer-no-link
 FUZZ_CFLAGS_BASE := -std=c11 -O1 -g -D_GNU_SOURCE -pthread -MMD -MP -I. \
-		    -DSRV_JEMALLOC=0 $(call pc,--cflags,liblzf)
+		    -DSRV_JEMALLOC=0 -DSRV_FUZZ=1 $(call pc,--cflags,liblzf)
 # Other people's sources: their warnings are checked by gcc in the normal
 # build; clang's extra ones must not break the fuzz build.
 FUZZ_CFLAGS_EXT := $(FUZZ_CFLAGS_BASE) -w
@@ -33,13 +33,14 @@ FUZZ_CFLAGS_OWN := $(FUZZ_CFLAGS_BASE) $(WARN) $(call pc,--cflags,hiredis)
 FUZZ_RCU_OBJS := $(RCU_SRCS:%.c=$(FUZZ_B)/obj/%.o)
 FUZZ_RESPLIB_OBJS := $(RESP_SRCS:%.c=$(FUZZ_B)/obj/%.o)
 FUZZ_HT_OBJS := $(FUZZ_B)/obj/hashtable/ht_qsbr.o
-FUZZ_SRV_NAMES := server config log util reply request conn client cmd cmd_docs cmd_string cmd_bit bitops cmd_keys cmd_db cmd_expire cmd_conn cmd_server cmd_client cmd_object cmd_dump cmd_multi cmd_tracking cmd_pubsub pubsub tracking notify info db multi evict mem persist rdb stats lathist
+FUZZ_SRV_NAMES := server config config_rewrite log util reply request conn client cmd keyspecs cmd_docs cmd_string cmd_bit cmd_hash hval cmd_zset zval cmd_list lval block bitops cmd_keys cmd_db cmd_expire cmd_conn cmd_server cmd_client cmd_object cmd_dump cmd_multi cmd_tracking cmd_pubsub cmd_admin cmd_debug cmd_repl repl replm propagate slowlog latency monitor pause pubsub tracking notify info db multi evict mem persist rdb stats lathist script cmd_script module module_api module_dict
+FUZZ_SRV_NAMES += cmd_set sval db_set
 FUZZ_SRV_OBJS := $(FUZZ_SRV_NAMES:%=$(FUZZ_B)/obj/server/%.o)
 # fuzz_resp needs the parser, the engine and what they call; net.c is in
 # neither harness (fuzz_common.c is their event loop, g_srv is its own);
 # the harness runs the commands it parses itself (record_command()).
-FUZZ_RESP_OBJS := $(addprefix $(FUZZ_B)/obj/server/,server.o config.o log.o util.o reply.o request.o conn.o client.o pubsub.o stats.o \
-		  lathist.o) \
+FUZZ_RESP_OBJS := $(addprefix $(FUZZ_B)/obj/server/,server.o config.o log.o util.o reply.o request.o conn.o client.o pubsub.o monitor.o pause.o stats.o \
+		  lathist.o block.o) \
 		  $(FUZZ_RCU_OBJS) $(FUZZ_RESPLIB_OBJS)
 
 $(FUZZ_B)/obj/rcu/%.o: rcu/%.c
@@ -53,20 +54,21 @@ $(FUZZ_B)/obj/hashtable/ht_qsbr.o: hashtable/ht.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS_EXT) $(FUZZ_SAN) $(FUZZ_COV) -DRCU_FLAVOR_QSBR -c $< -o $@
 $(FUZZ_B)/obj/server/%.o: server/%.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS_EXT) $(FUZZ_SAN) $(FUZZ_COV) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS_EXT) $(call pc,--cflags,$(SERVER_LUA_PC)) $(FUZZ_SAN) $(FUZZ_COV) -c $< -o $@
 $(FUZZ_B)/obj/tests/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz_common.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS_OWN) $(FUZZ_SAN) $(FUZZ_COV) -c $< -o $@
 
 $(FUZZ_B)/fuzz_resp: $(FUZZ_B)/obj/tests/fuzz/fuzz_resp.o $(FUZZ_B)/obj/tests/fuzz/fuzz_common.o \
 		     $(FUZZ_RESP_OBJS)
-	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -pthread -o $@ $^ -lm
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -pthread -o $@ $^ $(call pc,--libs,libevent) -lm
+# (libevent: block.c's timers, reached from client.c's close path.)
 # The harness's dispatch callback runs cmd_dispatch() and sees each command
 # and its reply bytes.
 $(FUZZ_B)/fuzz_cmd: $(FUZZ_B)/obj/tests/fuzz/fuzz_cmd.o $(FUZZ_B)/obj/tests/fuzz/fuzz_common.o \
 		    $(FUZZ_SRV_OBJS) $(FUZZ_HT_OBJS) $(FUZZ_RCU_OBJS) $(FUZZ_RESPLIB_OBJS)
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -pthread -o $@ $^ \
-		$(call pc,--libs,hiredis liblzf) -lm
+		$(call pc,--libs,hiredis liblzf $(SERVER_LUA_PC) libcrypto libevent) -lm -ldl
 
 FUZZ_BINS := $(FUZZ_B)/fuzz_resp $(FUZZ_B)/fuzz_cmd
 FUZZ_HARNESSES := fuzz_resp fuzz_cmd

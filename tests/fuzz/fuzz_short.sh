@@ -43,8 +43,10 @@ for h in fuzz_resp fuzz_cmd; do
   done
   mkdir -p "$tmp/$h" "$tmp/art-$h"
   dict=(); [ -f "$here/$h.dict" ] && dict=(-dict="$here/$h.dict")
-  if "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 "${dict[@]}" \
-       -artifact_prefix="$tmp/art-$h/" "$tmp/$h" "$here/corpus/$h" >"$tmp/$h.log" 2>&1; then
+  # from the scratch directory: a SAVE the fuzzer composes writes its
+  # dump.rdb there, not into the working directory
+  if (cd "$tmp" && "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 "${dict[@]}" \
+       -artifact_prefix="$tmp/art-$h/" "$tmp/$h" "$here/corpus/$h") >"$tmp/$h.log" 2>&1; then
     ok "$h fuzz ${secs}s: $(grep -E '^stat::number_of_executed_units' "$tmp/$h.log" | awk '{print $2}') executions, $(grep -E '^#[0-9]+' "$tmp/$h.log" | tail -n 1 | grep -oE 'cov: [0-9]+')"
   else
     bad "$h fuzz ${secs}s"

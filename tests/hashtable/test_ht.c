@@ -748,6 +748,57 @@ static void test_parked_frees(void **st)
 	done(ht);
 }
 
+/* ht_remove_hook(): every entry that leaves the table, with its kind and
+ * its old value, valid during the call; ht_flush() reports nothing. */
+struct removed {
+	int n[4];
+	char last[16];
+};
+
+static void remove_fn(void *arg, const struct ht_entry *old, int kind)
+{
+	struct removed *r = arg;
+	size_t n = ht_entry_vlen(old) < sizeof(r->last) - 1 ? ht_entry_vlen(old) : sizeof(r->last) - 1;
+
+	r->n[kind]++;
+	memcpy(r->last, ht_entry_val(old), n);
+	r->last[n] = 0;
+}
+
+static void test_remove_hook(void **st)
+{
+	struct ht *ht = mk(0, 1);
+	struct removed r = {{0}, ""};
+	int code = HT_RMW_DELETE;
+
+	(void)st;
+	ht_remove_hook(ht, remove_fn, &r);
+	assert_int_equal(ht_set(ht, S("a"), S("one"), HT_NO_EXPIRE, 0, NULL), 0);
+	assert_int_equal(r.n[HT_WATCH_STORE] + r.n[HT_WATCH_INSERT], 0);
+	assert_int_equal(ht_set(ht, S("a"), S("two"), HT_NO_EXPIRE, 0, NULL), 0);
+	assert_int_equal(r.n[HT_WATCH_STORE], 1);
+	assert_string_equal(r.last, "one");
+	assert_int_equal(ht_expire_set(ht, S("a"), ht_now_ms() + 60000, 0), 1);
+	assert_int_equal(r.n[HT_WATCH_STORE], 2); /* an expiry change replaces too */
+	assert_int_equal(ht_del(ht, S("a")), 0);
+	assert_int_equal(r.n[HT_WATCH_DELETE], 1);
+	assert_string_equal(r.last, "two");
+	assert_int_equal(ht_set(ht, S("b"), S("bee"), HT_NO_EXPIRE, 0, NULL), 0);
+	assert_int_equal(ht_rmw(ht, S("b"), ret_fn, &code), HT_RMW_DELETE);
+	assert_int_equal(r.n[HT_WATCH_DELETE], 2);
+	assert_string_equal(r.last, "bee");
+	assert_int_equal(ht_set(ht, S("e"), S("old"), ht_now_ms() - 1, 0, NULL), 0);
+	while (r.n[HT_WATCH_EXPIRED] == 0 && ht_count(ht))
+		ht_expire_cycle(ht, 20, 0, NULL, NULL);
+	assert_int_equal(r.n[HT_WATCH_EXPIRED], 1);
+	assert_string_equal(r.last, "old");
+	assert_int_equal(ht_set(ht, S("f"), S("x"), HT_NO_EXPIRE, 0, NULL), 0);
+	assert_int_equal(ht_flush(ht), 0);
+	assert_int_equal(r.n[HT_WATCH_DELETE], 2);
+	assert_int_equal(r.n[HT_WATCH_INSERT], 0); /* inserts remove nothing */
+	done(ht);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -767,6 +818,7 @@ int main(void)
 	    cmocka_unit_test(test_random_sample),
 	    cmocka_unit_test(test_clock_and_stats),
 	    cmocka_unit_test(test_parked_frees),
+	    cmocka_unit_test(test_remove_hook),
 	};
 	int n = (int)(sizeof(tests) / sizeof(tests[0])), failed;
 

@@ -475,6 +475,8 @@ static void test_watch(void)
 	CHECK(ht_set(ht, "w", 1, "v", 1, HT_NO_EXPIRE, 0, NULL) == 0 && hook_calls == 1 &&
 		  !strcmp(hook_last, "w"),
 	      "set of the watched key calls the hook (%d calls)", hook_calls);
+	CHECK(hook_kind == HT_WATCH_INSERT, "... as an insert: the key was missing (kind %d)",
+	      hook_kind);
 	ht_rmw(ht, "w", 1, keep_fn, NULL);
 	CHECK(hook_calls == 2, "rmw calls it (%d)", hook_calls);
 	ht_txn(ht, 1, k, kl, txn_set_fn, NULL);

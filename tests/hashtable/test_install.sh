@@ -111,6 +111,13 @@ extra=$(nm -g --defined-only "$tmp/lib/librcukv.a" 2>/dev/null | awk 'NF == 3 &&
 n=$(nm -g --defined-only "$tmp/lib/librcukv.a" 2>/dev/null | awk 'NF == 3 && $3 ~ /^rcukv_/' | wc -l)
 [ -z "$extra" ] && [ "$n" -gt 10 ] && ok "librcukv.a defines rcukv_* only ($n symbols)" ||
 	bad "librcukv.a also defines: $extra ($n rcukv_*)"
+# Every function rcukv.h declares, and nothing else named rcukv_, is exported
+# (rcukv.map's rcukv_* glob would also export a stray non-static rcukv_ helper).
+declared=$(grep -E '^[a-z].*\brcukv_[a-z_]+\(' "$root/hashtable/rcukv.h" | grep -oE '\brcukv_[a-z_]+\(' | tr -d '(' | sort)
+exported=$(nm -D --defined-only "$tmp/lib/librcukv.so" 2>/dev/null | awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' | sort)
+[ -n "$declared" ] && [ "$declared" = "$exported" ] &&
+	ok "librcukv.so exports exactly the $(echo "$declared" | wc -l) functions rcukv.h declares" ||
+	bad "rcukv.h declares and librcukv.so exports differ: $(diff <(echo "$declared") <(echo "$exported") | grep '^[<>]' | tr '\n' ' ')"
 if objdump -p "$tmp/lib/librcukv.so" | grep NEEDED | grep -q jemalloc; then
 	bad "librcukv.so needs jemalloc"
 else

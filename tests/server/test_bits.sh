@@ -24,9 +24,7 @@ server_up "" 7780 --threads 2 --save ""
 r() { redis-cli -p "$P" "$@" 2>&1; }
 
 # ------------------------------------------------------------ 1. replies
-check_cases "cases_bits.txt against rcukv-server" \
-  "$("$TS" --port "$P" --cases tests/server/cases_bits.txt --cases-only 2>&1)"
-cases_vs_redis cases_bits.txt tests/server/cases_bits.txt $((P + 1))
+cases_both cases_bits.txt
 
 # ------------------------------------------------------ 2. no lost update
 # setbits FIRST COUNT: SETBIT bits:k FIRST, FIRST+2, ... (COUNT of them), and

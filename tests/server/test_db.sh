@@ -30,9 +30,7 @@ server_up "" 7800 --threads 2 --save "" --dir "$tmp"
 r() { redis-cli -p "$P" "$@" 2>&1; }
 
 # ------------------------------------------------------------ 1. replies
-check_cases "cases_db.txt against rcukv-server" \
-  "$("$TS" --port "$P" --cases tests/server/cases_db.txt --cases-only 2>&1)"
-cases_vs_redis cases_db.txt tests/server/cases_db.txt $((P + 1))
+cases_both cases_db.txt
 
 # --------------------------------------------------------------- 2. RDB
 # fill PORT: the same keys in dbs 0, 3 and 15 of the server on PORT.

@@ -10,19 +10,12 @@ import sys
 
 import redis
 
+from pycheck import check, done
+
 port = int(sys.argv[1])
 r = redis.Redis(host="127.0.0.1", port=port)
 other = redis.Redis(host="127.0.0.1", port=port)
-passed = failed = 0
 
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what)
 
 
 r.delete("t:a", "t:s", "t:n", "t:w", "t:x")
@@ -106,5 +99,4 @@ with r.pipeline() as pipe:
     check(pipe.execute() == [104], "after UNWATCH the transaction runs")
 
 r.delete("t:a", "t:s", "t:n", "t:w", "t:x")
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+done()

@@ -9,22 +9,16 @@ its workers) redirect to one listener; BCAST with prefixes; FLUSHALL
 invalidates everything (a null).  Runs against any server on
 127.0.0.1:PORT (a redis-server 7.0 passes it too).  Ends with
 "N passed, M failed"."""
+import socket
 import sys
 import time
 
 import redis
 
+from pycheck import check, done
+
 port = int(sys.argv[1])
-passed = failed = 0
 
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what)
 
 
 def listener():
@@ -137,6 +131,86 @@ check(info[1] == [b"on", b"bcast"] and info[5] == [b"obj:"], "TRACKINGINFO: %r" 
 b.execute_command("CLIENT", "TRACKING", "off")
 r.execute_command("CLIENT", "TRACKING", "off")
 check(not inval.can_read(timeout=0.3), "nothing more once tracking is off")
+
+
+# 5. the REDIRECT target goes away: each invalidation becomes Redis's RESP3
+# push ["tracking-redir-broken", id] to the tracking client itself (RESP2:
+# nothing), and TRACKINGINFO says broken_redirect until tracking is on again
+def raw_conn():
+    s = socket.create_connection(("127.0.0.1", port), timeout=2)
+    return s
+
+
+def raw_send(s, *args):
+    out = "*%d\r\n" % len(args) + "".join("$%d\r\n%s\r\n" % (len(a), a) for a in args)
+    s.sendall(out.encode())
+
+
+def raw_read(s, done=None, wait=5.0):
+    """What arrives until done(bytes) holds (at most @wait seconds), or with
+    no done, everything within 0.3 s of quiet (to see that nothing comes)."""
+    got = b""
+    end = time.time() + (wait if done else 0.3)
+    while not (done and done(got)):
+        left = end - time.time()
+        if left <= 0:
+            break
+        s.settimeout(left)
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            break
+        if not d:
+            break
+        got += d
+        if not done:
+            end = time.time() + 0.3
+    return got
+
+
+def crlf_lines(n):
+    """done(): at least @n CRLF-terminated lines have arrived."""
+    return lambda b: b.count(b"\r\n") >= n
+
+
+def info_done(b):
+    return b.endswith(b"prefixes\r\n*0\r\n")
+
+
+for proto in ("3", "2"):
+    gone = raw_conn()
+    raw_send(gone, "CLIENT", "ID")
+    gid = int(raw_read(gone, crlf_lines(1)).strip()[1:])
+    t = raw_conn()
+    raw_send(t, "HELLO", proto)
+    raw_send(t, "CLIENT", "TRACKING", "on", "REDIRECT", str(gid))
+    raw_send(t, "GET", "rb:" + proto)
+    raw_send(t, "PING", "ready")
+    raw_read(t, lambda b: b.endswith(b"ready\r\n"))
+    gone.close()
+    for _ in range(100):  # until the server has seen the close (5 s at most)
+        if all(cl["id"] != str(gid) for cl in w.client_list()):
+            break
+        time.sleep(0.05)
+    push = b">2\r\n$21\r\ntracking-redir-broken\r\n:%d\r\n" % gid
+    w.set("rb:" + proto, "1")
+    want = push if proto == "3" else b""
+    got = raw_read(t, (lambda b: len(b) >= len(want)) if want else None)
+    check(got == want, "RESP%s: a write after the REDIRECT target closed: %r" % (proto, got))
+    raw_send(t, "CLIENT", "TRACKINGINFO")
+    info = raw_read(t, info_done)
+    check(b"$15\r\nbroken_redirect\r\n" in info, "RESP%s: TRACKINGINFO flags broken_redirect: %r" % (proto, info))
+    raw_send(t, "GET", "rb:" + proto)
+    raw_send(t, "PING", "ready")
+    raw_read(t, lambda b: b.endswith(b"ready\r\n"))
+    w.flushall()
+    got = raw_read(t, (lambda b: len(b) >= len(want)) if want else None)
+    check(got == want, "RESP%s: told again at the next invalidation (FLUSHALL): %r" % (proto, got))
+    raw_send(t, "CLIENT", "TRACKING", "on")
+    raw_send(t, "CLIENT", "TRACKINGINFO")
+    info = raw_read(t, info_done)
+    check(b"broken_redirect" not in info and b"\r\n$2\r\non\r\n" in info,
+          "RESP%s: CLIENT TRACKING on again clears broken_redirect: %r" % (proto, info))
+    t.close()
 w.flushall()
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+done()

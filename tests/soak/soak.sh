@@ -19,11 +19,14 @@ fi
 port=$(free_port 7350 7399)
 [ "$port" != 0 ] || { echo "no free port"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 log=$(mktemp /tmp/rcukv-soak-XXXXXX.log)
+# The server keeps its default save rules, so SIGTERM saves: into a scratch
+# dir, never the working directory (later servers started there load it).
+dir=$(mktemp -d /tmp/rcukv-soak-XXXXXX)
 # maxclients a little above the soak's connections: the killers' and
 # garblers' reconnects keep hung-up clients waiting to be reaped, thousands of
 # them on a loaded machine; the server must not refuse a healthy client for
 # them (net.c hold_fd()).
-"$B/rcukv-server" --port "$port" --bind 127.0.0.1 --maxclients $((conns + 200)) >"$log" 2>&1 &
+"$B/rcukv-server" --port "$port" --bind 127.0.0.1 --maxclients $((conns + 200)) --dir "$dir" >"$log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
 "$B/tests/soak/soak" --port "$port" --pid "$pid" --seconds "$secs" --conns "$conns"
@@ -37,4 +40,5 @@ else
   [ $src = 0 ] || { echo "FAIL server exited with status $src after SIGTERM"; tail -20 "$log"; rc=1; }
 fi
 rm -f "$log"
+rm -rf "$dir"
 exit $rc

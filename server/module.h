@@ -1,0 +1,182 @@
+/*
+ * module.h - Redis 7.0 modules: MODULE LOAD/LIST/UNLOAD, loadmodule, and the
+ * server side of redismodule.h's ABI (docs/modules.md).
+ *
+ * A module is a shared object compiled against Redis 7.0's unmodified
+ * redismodule.h.  Its RedisModule_OnLoad() calls RedisModule_Init(), which
+ * takes the first word of the RedisModuleCtx we pass (getapifuncptr) and
+ * resolves every API function through it by name (module_api_get()).  The
+ * structs below are rcukv's own: the header only ever sees pointers to them.
+ *
+ * Owns: the list of loaded modules and the extra rows of the command table
+ * (both under mod_lock, module.c).  A module's commands are rows published
+ * with cmd_set_extra_rows(); workers find them there without a lock.  Unload
+ * is deactivate (publish a table without them), synchronize (a QSBR grace
+ * period: no worker is still inside a command that found them), wait for the
+ * module's in-flight count to drain (a command that went offline inside the
+ * module), rcu_barrier(), then RedisModule_OnUnload() and dlclose().
+ * Tortured by tests/server/test_modules.sh.
+ *
+ * Files: module.c (the loader, MODULE, the command rows, unload),
+ * module_api.c (the API functions and the name registry).  The structs are
+ * shared by those two files only.
+ */
+#ifndef SERVER_MODULE_H
+#define SERVER_MODULE_H
+
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+struct conn;
+struct module;
+
+/* RedisModuleString: an immutable byte string (modules may only read it,
+ * except through the *String*Set calls we do not implement). */
+struct RedisModuleString {
+	size_t len;
+	int refcount;
+	char *ptr; /* len bytes and a NUL */
+	/* A string the module made (CreateString*, DictNext...) or retained is
+	 * on its module's list until its last reference goes: the ones left at
+	 * unload are freed then (module_api.c), where Redis leaks them. */
+	struct module *owner;
+	struct RedisModuleString *hnext, *hprev;
+};
+
+/* One reply of RedisModule_Call(): parsed from the RESP2 bytes the command
+ * answered; @raw keeps them for ReplyWithCallReply. */
+struct RedisModuleCallReply {
+	int type; /* REDISMODULE_REPLY_* */
+	long long integer;
+	const char *str; /* into raw */
+	size_t len;	 /* string length, or number of elements */
+	struct RedisModuleCallReply *elems;
+	char *raw; /* the whole reply (top level owns it), else NULL */
+	const char *rawp;
+	size_t rawlen;
+	int top;
+};
+
+/* RedisModuleKey: a key opened by a command; reads and writes run the
+ * matching rcukv commands through the table (module_api.c). */
+struct RedisModuleKey {
+	struct RedisModuleCtx *ctx;
+	struct RedisModuleString *name;
+	int mode;
+	char *dma; /* StringDMA's copy of the value, written back on close if dirty */
+	size_t dmalen;
+	int dirty;
+};
+
+/* What AutoMemory frees when the command returns. */
+struct mod_auto {
+	int kind; /* 1 string, 2 call reply, 3 key, 4 pool block */
+	void *p;
+};
+
+/* A postponed array length (ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN)). */
+struct mod_postponed {
+	size_t at; /* bytes of the connection's unsent output before it */
+	long long n;
+};
+
+/* RedisModuleCtx: the first member is what RedisModule_Init() reads. */
+struct RedisModuleCtx {
+	void *getapifuncptr;
+	struct module *m;
+	struct conn *c; /* the client of the command; NULL in OnLoad/OnUnload */
+	const char *cmdname; /* the running command's name, lower case */
+	int automem;
+	struct mod_auto *autos;
+	int nautos, cautos;
+	struct mod_postponed post[32];
+	int npost;
+	jmp_buf *unimpl_jmp; /* where an unimplemented API call lands, or NULL */
+	const char *unimpl_name;
+};
+
+/* One command a module created. */
+struct mod_cmd {
+	struct module *m;
+	char *name; /* as given; the row's name */
+	int (*func)(struct RedisModuleCtx *ctx, struct RedisModuleString **argv, int argc);
+	unsigned flags; /* CMD_* */
+	int first, last, step;
+};
+
+struct module {
+	struct module *next; /* mod_lock */
+	char *name;	     /* SetModuleAttribs; NULL until then */
+	int ver;
+	char *path;
+	struct RedisModuleString **args; /* MODULE LIST's, as loaded */
+	int nargs;
+	void *handle;
+	struct mod_cmd **cmds;
+	int ncmds;
+	/* Workers inside one of the module's functions now (seq_cst: the
+	 * increment is ordered before the worker can go offline, which
+	 * unload's grace period relies on; module.c). */
+	_Atomic long in_calls;
+	int ntimers; /* created and neither fired nor stopped (tm_lock, module.c) */
+	struct RedisModuleDict *dicts; /* its dicts not freed (module_dict.c; under the
+				      * module lock, as every module callback) */
+	struct RedisModuleString *strings; /* the strings it holds (module_api.c; ditto) */
+};
+
+/* module_api.c */
+/* RedisModule_GetApi: the function named @name ("RedisModule_X") into
+ * *@out; REDISMODULE_ERR (1) for one rcukv does not implement, *@out then
+ * set to a stub that fails the running command cleanly (docs/modules.md). */
+int module_api_get(const char *name, void *out);
+/* Make @ctx this thread's innermost (where an unimplemented call lands);
+ * leave restores the one saved. */
+void module_ctx_enter(struct RedisModuleCtx *ctx, struct RedisModuleCtx **saved);
+void module_ctx_leave(struct RedisModuleCtx *saved);
+/* Free what AutoMemory tracked, and the ctx's postponed state. */
+void module_ctx_release(struct RedisModuleCtx *ctx);
+struct RedisModuleString *module_string_new(struct RedisModuleCtx *ctx, const char *p, size_t n);
+void module_string_free(struct RedisModuleCtx *ctx, struct RedisModuleString *s);
+/* A string made for the running module (on its list, see above); and the
+ * free, at @m's unload, of every string still on @m's list. */
+struct RedisModuleString *module_string_made(struct RedisModuleCtx *ctx, const char *p, size_t n);
+void module_strings_free_all(struct module *m);
+/* What AutoMemory frees when the callback returns (module_api.c): add @p
+ * of @kind (MOD_AUTO_*), or forget it (freed by the module itself). */
+enum { MOD_AUTO_STRING = 1, MOD_AUTO_REPLY = 2, MOD_AUTO_KEY = 3, MOD_AUTO_POOL = 4,
+       MOD_AUTO_DICT = 5 };
+void module_auto_add(struct RedisModuleCtx *ctx, int kind, void *p);
+void module_auto_forget(struct RedisModuleCtx *ctx, void *p);
+/* module_dict.c: the Dict* API functions by full name (NULL: not one of
+ * them), a dict's free, and the free of every dict @m made and kept (at
+ * unload, once nothing runs the module: Redis leaves them leaked). */
+struct RedisModuleDict;
+void *module_dict_api(const char *name);
+void module_dict_free(struct RedisModuleDict *d);
+void module_dict_free_all(struct module *m);
+/* module_api.c: this thread's innermost module context, or NULL. */
+struct RedisModuleCtx *module_current_ctx(void);
+
+/* module.c */
+/* RedisModule_CreateTimer/StopTimer: a timer on the event loop of the
+ * calling client's worker.  Return its id, 0 without a client. */
+unsigned long long module_timer_create(struct RedisModuleCtx *ctx, long long ms, void *cb,
+				       void *data);
+/* 0 and *@data (if @data) when @id is @ctx's module's and had not fired;
+ * else 1. */
+int module_timer_stop(struct RedisModuleCtx *ctx, unsigned long long id, void **data);
+/* The handler every module command's row names (its priv: struct mod_cmd). */
+void cmd_module_proc(struct conn *c, int argc);
+/* INFO modules: @emit(@arg, line) for each loaded module, Redis's line
+ * ("module:name=...,ver=...,api=1,filters=0,usedby=[],using=[],options=[]").
+ * Worker (takes mod_lock the offline way) or main. */
+void module_info(void (*emit)(void *arg, const char *line), void *arg);
+/* Main thread at start-up, after cmd_init(): load the loadmodule lines.
+ * A module that fails to load is fatal (exit 1), as in Redis. */
+void module_init(void);
+/* Main thread at exit, workers gone and the table's callbacks run: free
+ * every module and dlclose() it (no OnUnload, as Redis at shutdown). */
+void module_fini(void);
+
+#endif /* SERVER_MODULE_H */

@@ -23,7 +23,9 @@
  * Harness limits (so one input cannot take seconds or gigabytes): the input is
  * at most 4 kB (-max_len), proto-max-bulk-len is held at 1 MB (CONFIG SET may
  * raise it; the harness lowers it again after the command: SETRANGE would
- * otherwise allocate up to 512 MB), the configuration is reset per input.
+ * otherwise allocate up to 512 MB), the configuration is reset per input,
+ * and harness_refuses() keeps commands whose work is a number they are
+ * given (SRANDMEMBER -1000000000) from running.
  *
  * Flags byte: bit 0 starts the connection in RESP3 (as after HELLO 3).
  */
@@ -33,6 +35,8 @@
 #include "server/db.h"
 #include "server/multi.h"
 #include "server/tracking.h"
+#include "server/util.h"
+#include "resp/resp.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #include <hiredis/hiredis.h>
@@ -70,6 +74,32 @@ static void check_hiredis(const char *p, size_t n)
 	redisReaderFree(r);
 }
 
+/* Work a command does in proportion to a number it is given rather than to
+ * data the input built: SRANDMEMBER/HRANDFIELD/ZRANDMEMBER with a negative
+ * count reply |count| elements (as Redis's do), DEBUG SLEEP sleeps.  The
+ * harness answers such a command with an error of its own instead of running
+ * it (one reply still, which the checks below see).  NULL: run it. */
+#define HARNESS_MAX_COUNT 100000LL
+
+static const char *harness_refuses(struct conn *c, int argc)
+{
+	const char *name = c->argv[0];
+	size_t nl = c->argl[0];
+	long long v;
+
+	if (argc >= 3 && (util_strcaseeq(name, nl, "srandmember") ||
+			  util_strcaseeq(name, nl, "hrandfield") ||
+			  util_strcaseeq(name, nl, "zrandmember"))) {
+		if (resp_str2ll(c->argv[2], c->argl[2], &v) &&
+		    (v > HARNESS_MAX_COUNT || v < -HARNESS_MAX_COUNT))
+			return "harness: count past the harness's bound";
+	}
+	if (argc == 3 && util_strcaseeq(name, nl, "debug") &&
+	    util_strcaseeq(c->argv[1], c->argl[1], "sleep"))
+		return "harness: DEBUG SLEEP not run";
+	return NULL;
+}
+
 static void check_command(struct conn *c)
 {
 	size_t before = c->out.len, n;
@@ -81,7 +111,11 @@ static void check_command(struct conn *c)
 	FZ_CHECK(c->out.pos == 0, "output not flushed between commands of one read (pos %zu)",
 		 c->out.pos);
 	snprintf(name, sizeof(name), "%.*s", (int)(c->argl[0] < 24 ? c->argl[0] : 24), c->argv[0]);
-	cmd_dispatch(c);
+	why = harness_refuses(c, c->argc);
+	if (why)
+		reply_error(c, why);
+	else
+		cmd_dispatch(c);
 	n_commands++;
 	n = c->out.len - before;
 	if ((c->flags & CONN_SHUTDOWN_WAIT) && !(flags & CONN_SHUTDOWN_WAIT)) {

@@ -2,11 +2,12 @@
  * lval.c - the list value: chunked immutable versions with shared chunks
  * (lval.h has the layout, the ownership rules and the concurrency contract).
  *
- * Reference counts.  lv_root.refs and lv_chunk.refs are changed only by
+ * Reference counts.  lv_root.refs, lv_seg.refs and lv_chunk.refs are changed
+ * only by
  * writers building a version (under the key's stripe mutex, or RENAME/COPY
  * taking a reference for a copied header) and by lv_entry_free(), which the
  * table calls after the entry's grace periods.  Two writers of different keys
- * may share a root or chunk (after COPY), so the counts are atomics: an
+ * may share a root, segment or chunk (after COPY), so the counts are atomics: an
  * increment is relaxed (the holder already owns a reference, so the object
  * cannot go away meanwhile); a decrement is acq_rel, so the thread that frees
  * sees every earlier holder's reads of the object done (the release of each
@@ -31,9 +32,14 @@ static size_t chunk_alloc(uint32_t cap)
 	return sizeof(struct lv_chunk) + cap;
 }
 
-static size_t root_alloc(uint32_t nch)
+static size_t seg_alloc(uint32_t nch)
 {
-	return sizeof(struct lv_root) + (size_t)nch * sizeof(struct lv_slot);
+	return sizeof(struct lv_seg) + (size_t)nch * sizeof(struct lv_slot);
+}
+
+static size_t root_alloc(uint32_t nseg)
+{
+	return sizeof(struct lv_root) + (size_t)nseg * sizeof(struct lv_sslot);
 }
 
 static void chunk_put(struct lv_chunk *c)
@@ -46,16 +52,27 @@ static void chunk_put(struct lv_chunk *c)
 	free(c);
 }
 
+static void seg_put(struct lv_seg *s)
+{
+	if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (uint32_t i = 0; i < s->nch; i++)
+		chunk_put(s->ch[i].c);
+	if (lv_poison)
+		rcu_poison(s, seg_alloc(s->nch)); /* not a dead store: rcu/poison.h */
+	free(s);
+}
+
 void lv_root_put(const struct lv_root *cr)
 {
 	struct lv_root *r = (struct lv_root *)cr;
 
 	if (!r || atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
 		return;
-	for (uint32_t i = 0; i < r->nch; i++)
-		chunk_put(r->ch[i].c);
+	for (uint32_t i = 0; i < r->nseg; i++)
+		seg_put(r->sg[i].s);
 	if (lv_poison)
-		rcu_poison(r, root_alloc(r->nch)); /* not a dead store: rcu/poison.h */
+		rcu_poison(r, root_alloc(r->nseg)); /* not a dead store: rcu/poison.h */
 	free(r);
 }
 
@@ -105,20 +122,53 @@ void lv_chunk_at(const struct lv_chunk *c, uint32_t ei, const char **p, size_t *
 	*p = c->data + off + 4;
 }
 
-/* The chunk holding element @idx: binary search on the firsts. */
-static uint32_t chunk_of(const struct lv_root *r, uint64_t idx)
+/* The segment holding element @idx: binary search on the firsts. */
+static uint32_t seg_of(const struct lv_root *r, uint64_t idx)
 {
-	uint32_t lo = 0, hi = r->nch - 1;
+	uint32_t lo = 0, hi = r->nseg - 1;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo + 1) / 2;
 
-		if (r->ch[mid].first <= idx)
+		if (r->sg[mid].first <= idx)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
 	return lo;
+}
+
+/* The chunk of @s holding its element @idx. */
+static uint32_t chunk_of(const struct lv_seg *s, uint64_t idx)
+{
+	uint32_t lo = 0, hi = s->nch - 1;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+
+		if (s->ch[mid].first <= idx)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Segment, chunk and element in the chunk of list element @idx. */
+static void locate(const struct lv_root *r, uint64_t idx, uint32_t *si, uint32_t *ci, uint32_t *ei)
+{
+	const struct lv_seg *s;
+
+	*si = seg_of(r, idx);
+	s = r->sg[*si].s;
+	idx -= r->sg[*si].first;
+	*ci = chunk_of(s, idx);
+	*ei = (uint32_t)(idx - s->ch[*ci].first);
+}
+
+static inline const struct lv_chunk *chunk_at(const struct lv_root *r, uint32_t si, uint32_t ci)
+{
+	return r->sg[si].s->ch[ci].c;
 }
 
 void lv_it_at(struct lv_it *it, const struct lv_root *r, uint64_t idx)
@@ -127,9 +177,8 @@ void lv_it_at(struct lv_it *it, const struct lv_root *r, uint64_t idx)
 	uint32_t ei;
 
 	it->r = r;
-	it->ci = chunk_of(r, idx);
-	c = r->ch[it->ci].c;
-	ei = (uint32_t)(idx - r->ch[it->ci].first);
+	locate(r, idx, &it->si, &it->ci, &ei);
+	c = chunk_at(r, it->si, it->ci);
 	it->ei = 0;
 	it->off = 0;
 	while (it->ei < ei) {
@@ -140,16 +189,24 @@ void lv_it_at(struct lv_it *it, const struct lv_root *r, uint64_t idx)
 
 int lv_it_next(struct lv_it *it, const char **p, size_t *len)
 {
+	const struct lv_root *r = it->r;
 	const struct lv_chunk *c;
 
-	while (it->ci < it->r->nch && it->ei >= it->r->ch[it->ci].c->n) {
+	for (;;) {
+		if (it->si >= r->nseg)
+			return 0;
+		if (it->ci >= r->sg[it->si].s->nch) {
+			it->si++;
+			it->ci = 0;
+			continue;
+		}
+		if (it->ei < chunk_at(r, it->si, it->ci)->n)
+			break;
 		it->ci++;
 		it->ei = 0;
 		it->off = 0;
 	}
-	if (it->ci >= it->r->nch)
-		return 0;
-	c = it->r->ch[it->ci].c;
+	c = chunk_at(r, it->si, it->ci);
 	*len = rd32(c->data + it->off);
 	*p = c->data + it->off + 4;
 	it->off += 4 + (uint32_t)*len;
@@ -157,12 +214,13 @@ int lv_it_next(struct lv_it *it, const char **p, size_t *len)
 	return 1;
 }
 
-/* The offsets of chunk @ci's elements into it->offs. */
-static void rit_load(struct lv_rit *it, uint32_t ci)
+/* The offsets of chunk (@si, @ci)'s elements into it->offs. */
+static void rit_load(struct lv_rit *it, uint32_t si, uint32_t ci)
 {
-	const struct lv_chunk *c = it->r->ch[ci].c;
+	const struct lv_chunk *c = chunk_at(it->r, si, ci);
 	uint32_t off = 0;
 
+	it->si = si;
 	it->ci = ci;
 	for (uint32_t i = 0; i < c->n && i < LV_CHUNK_MAX; i++) {
 		it->offs[i] = off;
@@ -172,11 +230,12 @@ static void rit_load(struct lv_rit *it, uint32_t ci)
 
 void lv_rit_at(struct lv_rit *it, const struct lv_root *r, uint64_t idx)
 {
-	uint32_t ci = chunk_of(r, idx);
+	uint32_t si, ci, ei;
 
 	it->r = r;
-	rit_load(it, ci);
-	it->ei = (int32_t)(idx - r->ch[ci].first);
+	locate(r, idx, &si, &ci, &ei);
+	rit_load(it, si, ci);
+	it->ei = (int32_t)ei;
 }
 
 int lv_rit_prev(struct lv_rit *it, const char **p, size_t *len)
@@ -184,12 +243,15 @@ int lv_rit_prev(struct lv_rit *it, const char **p, size_t *len)
 	const struct lv_chunk *c;
 
 	if (it->ei < 0) {
-		if (it->ci == 0)
+		if (it->ci > 0)
+			rit_load(it, it->si, it->ci - 1);
+		else if (it->si > 0)
+			rit_load(it, it->si - 1, it->r->sg[it->si - 1].s->nch - 1);
+		else
 			return 0;
-		rit_load(it, it->ci - 1);
-		it->ei = (int32_t)it->r->ch[it->ci].c->n - 1;
+		it->ei = (int32_t)chunk_at(it->r, it->si, it->ci)->n - 1;
 	}
-	c = it->r->ch[it->ci].c;
+	c = chunk_at(it->r, it->si, it->ci);
 	*len = rd32(c->data + it->offs[it->ei]);
 	*p = c->data + it->offs[it->ei] + 4;
 	it->ei--;
@@ -198,27 +260,117 @@ int lv_rit_prev(struct lv_rit *it, const char **p, size_t *len)
 
 void lv_index(const struct lv_root *r, uint64_t idx, const char **p, size_t *len)
 {
-	uint32_t ci = chunk_of(r, idx);
+	uint32_t si, ci, ei;
 
-	lv_chunk_at(r->ch[ci].c, (uint32_t)(idx - r->ch[ci].first), p, len);
+	locate(r, idx, &si, &ci, &ei);
+	lv_chunk_at(chunk_at(r, si, ci), ei, p, len);
 }
 
 /* ------------------------------------------------------------ writing */
+
+/*
+ * The builder appends at its end only.  Closed chunks go into the open
+ * segment (oseg); a full open segment is closed into sg[].  A whole segment
+ * of the source is shared (one reference in lv_b_finish()) when nothing
+ * before it is left open; b_add_seg() merges neighbours that fit one
+ * segment (else pushes at the head would leave a segment per chunk).  New chunks and segments carry refs 0 until lv_b_finish(): shared
+ * ones are held by the old root, which outlives the build, so refs 0 tells
+ * them apart.
+ */
 
 void lv_b_init(struct lv_b *b)
 {
 	memset(b, 0, sizeof(*b));
 }
 
+static void b_push_sslot(struct lv_b *b, struct lv_seg *s)
+{
+	if (b->nseg == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 8;
+		b->sg = xrealloc(b->sg, b->cap * sizeof(*b->sg));
+	}
+	b->sg[b->nseg].s = s;
+	b->sg[b->nseg].first = b->count;
+	b->nseg++;
+}
+
+/* Append segment @s (new, or shared with the old root) to sg[]; b->count
+ * and b->bytes do not hold it yet.  When it and the last segment fit one,
+ * both are replaced by a new segment with the two's chunk slots: so two
+ * neighbours always hold more than LV_SEG_MAX chunks (the merge rule,
+ * lval.h), whatever a write cut out or shared. */
+static void b_add_seg(struct lv_b *b, struct lv_seg *s)
+{
+	struct lv_seg *p = b->nseg ? b->sg[b->nseg - 1].s : NULL, *m;
+
+	if (!p || p->nch + s->nch > LV_SEG_MAX) {
+		b_push_sslot(b, s);
+		b->count += s->count;
+		b->bytes += s->bytes;
+		return;
+	}
+	m = xmalloc(seg_alloc(p->nch + s->nch));
+	atomic_init(&m->refs, 0);
+	m->nch = p->nch + s->nch;
+	m->count = p->count + s->count;
+	m->bytes = seg_alloc(m->nch) + (p->bytes - seg_alloc(p->nch)) + (s->bytes - seg_alloc(s->nch));
+	memcpy(m->ch, p->ch, p->nch * sizeof(*m->ch));
+	for (uint32_t j = 0; j < s->nch; j++) {
+		m->ch[p->nch + j].c = s->ch[j].c;
+		m->ch[p->nch + j].first = p->count + s->ch[j].first;
+	}
+	b->bytes += m->bytes - p->bytes;
+	b->count += s->count;
+	b->sg[b->nseg - 1].s = m;
+	/* a new segment's chunks are m's now; a shared one stays the old root's */
+	if (!atomic_load_explicit(&p->refs, memory_order_relaxed))
+		free(p);
+	if (!atomic_load_explicit(&s->refs, memory_order_relaxed))
+		free(s);
+}
+
+/* Close the open segment: it goes to sg[]. */
+static void b_close_seg(struct lv_b *b)
+{
+	struct lv_seg *s = b->oseg, *t;
+
+	if (!s)
+		return;
+	b->oseg = NULL;
+	if (!s->nch) {
+		free(s);
+		return;
+	}
+	b->count -= s->count; /* b_add_seg() adds it back, with its own bytes */
+	b->bytes -= s->bytes;
+	t = realloc(s, seg_alloc(s->nch)); /* give back the unused slots */
+	if (t)
+		s = t;
+	s->bytes += seg_alloc(s->nch);
+	b_add_seg(b, s);
+}
+
+/* Append chunk @c (new or shared) to the open segment. */
 static void b_push_slot(struct lv_b *b, struct lv_chunk *c)
 {
-	if (b->nch == b->cap) {
-		b->cap = b->cap ? b->cap * 2 : 8;
-		b->ch = xrealloc(b->ch, b->cap * sizeof(*b->ch));
+	struct lv_seg *s;
+
+	if (b->oseg && b->oseg->nch == LV_SEG_MAX)
+		b_close_seg(b);
+	if (!b->oseg) {
+		s = xmalloc(seg_alloc(LV_SEG_MAX));
+		atomic_init(&s->refs, 0);
+		s->nch = 0;
+		s->count = 0;
+		s->bytes = 0;
+		b->oseg = s;
 	}
-	b->ch[b->nch].c = c;
-	b->ch[b->nch].first = b->count;
-	b->nch++;
+	s = b->oseg;
+	s->ch[s->nch].c = c;
+	s->ch[s->nch].first = s->count;
+	s->nch++;
+	s->count += c->n;
+	s->bytes += chunk_alloc(c->cap);
 	b->count += c->n;
 	b->bytes += chunk_alloc(c->cap);
 }
@@ -316,22 +468,32 @@ static void b_copy(struct lv_b *b, const struct lv_chunk *c, uint32_t a, uint32_
 	}
 }
 
-void lv_b_range(struct lv_b *b, const struct lv_root *r, uint64_t from, uint64_t to,
-		int reopen_last)
+/* Whether chunk @c has room: a push at that end may fill a copy of it. */
+static int has_room(const struct lv_chunk *c)
 {
-	uint32_t ci;
+	return c->n < LV_CHUNK_MAX && c->used < LV_CHUNK_BYTES;
+}
 
-	if (!r || from >= to)
-		return;
-	for (ci = chunk_of(r, from); ci < r->nch && r->ch[ci].first < to; ci++) {
-		struct lv_chunk *c = r->ch[ci].c;
-		uint64_t cf = r->ch[ci].first;
+/* Whether the builder takes chunk @c whole (shared) rather than copying it:
+ * it does not fit what the open chunk holds, and is not a last chunk with
+ * room that @reopen asks to fill. */
+static int takes_whole(const struct lv_b *b, const struct lv_chunk *c, int reopen)
+{
+	return !open_fits(b, c->n, c->used) && !(reopen && has_room(c));
+}
+
+/* Elements [@from, @to) of segment @s (0 <= from < to <= s->count). */
+static void b_seg_range(struct lv_b *b, const struct lv_seg *s, uint64_t from, uint64_t to,
+			int reopen_last)
+{
+	for (uint32_t ci = chunk_of(s, from); ci < s->nch && s->ch[ci].first < to; ci++) {
+		struct lv_chunk *c = s->ch[ci].c;
+		uint64_t cf = s->ch[ci].first;
 		uint32_t a = from > cf ? (uint32_t)(from - cf) : 0;
 		uint32_t e = to < cf + c->n ? (uint32_t)(to - cf) : c->n;
 		int last = cf + c->n >= to;
 
-		if (a == 0 && e == c->n && !open_fits(b, c->n, c->used) &&
-		    !(last && reopen_last && c->n < LV_CHUNK_MAX && c->used < LV_CHUNK_BYTES)) {
+		if (a == 0 && e == c->n && takes_whole(b, c, last && reopen_last)) {
 			b_close(b);
 			b_push_slot(b, c); /* shared: lv_b_finish() takes its reference */
 			continue;
@@ -340,54 +502,97 @@ void lv_b_range(struct lv_b *b, const struct lv_root *r, uint64_t from, uint64_t
 	}
 }
 
+void lv_b_range(struct lv_b *b, const struct lv_root *r, uint64_t from, uint64_t to,
+		int reopen_last)
+{
+	if (!r || from >= to)
+		return;
+	for (uint32_t si = seg_of(r, from); si < r->nseg && r->sg[si].first < to; si++) {
+		struct lv_seg *s = r->sg[si].s;
+		uint64_t sf = r->sg[si].first;
+		uint64_t a = from > sf ? from - sf : 0;
+		uint64_t e = to < sf + s->count ? to - sf : s->count;
+		int last = sf + s->count >= to;
+
+		if (a == 0 && e == s->count && takes_whole(b, s->ch[0].c, 0) &&
+		    !(last && reopen_last && has_room(s->ch[s->nch - 1].c))) {
+			b_close(b);
+			b_close_seg(b);
+			b_add_seg(b, s); /* shared: lv_b_finish() takes its reference */
+			continue;
+		}
+		b_seg_range(b, s, a, e, last && reopen_last);
+	}
+}
+
 const struct lv_root *lv_b_finish(struct lv_b *b)
 {
 	struct lv_root *r;
 
 	b_close(b);
+	b_close_seg(b);
 	if (!b->count) {
-		free(b->ch);
+		free(b->sg);
 		lv_b_init(b);
 		return NULL;
 	}
-	r = xmalloc(root_alloc(b->nch));
+	r = xmalloc(root_alloc(b->nseg));
 	atomic_init(&r->refs, 1);
 	r->count = b->count;
-	r->nch = b->nch;
+	r->nseg = b->nseg;
 	r->pad = 0;
-	r->bytes = b->bytes + root_alloc(b->nch);
-	for (uint32_t i = 0; i < b->nch; i++) {
-		r->ch[i] = b->ch[i];
-		/* Relaxed: a shared chunk is held by the old root, which the
-		 * writer's entry keeps alive; a new one is not yet published. */
-		atomic_fetch_add_explicit(&r->ch[i].c->refs, 1, memory_order_relaxed);
+	r->bytes = b->bytes + root_alloc(b->nseg);
+	for (uint32_t i = 0; i < b->nseg; i++) {
+		struct lv_seg *s = b->sg[i].s;
+
+		r->sg[i] = b->sg[i];
+		/* Relaxed: a shared segment or chunk is held by the old root,
+		 * which the writer's entry keeps alive; a new one is not yet
+		 * published.  A new segment (refs 0) takes its chunks. */
+		if (!atomic_load_explicit(&s->refs, memory_order_relaxed))
+			for (uint32_t j = 0; j < s->nch; j++)
+				atomic_fetch_add_explicit(&s->ch[j].c->refs, 1,
+							  memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
 	}
-	free(b->ch);
+	free(b->sg);
 	lv_b_init(b);
 	return r;
 }
 
+/* Free new segment @s and the new chunks in it (shared ones are not ours). */
+static void abort_seg(struct lv_seg *s)
+{
+	for (uint32_t j = 0; j < s->nch; j++)
+		if (!atomic_load_explicit(&s->ch[j].c->refs, memory_order_relaxed))
+			free(s->ch[j].c); /* new, never shared */
+	free(s);
+}
+
 void lv_b_abort(struct lv_b *b)
 {
-	for (uint32_t i = 0; i < b->nch; i++)
-		if (!atomic_load_explicit(&b->ch[i].c->refs, memory_order_relaxed))
-			free(b->ch[i].c); /* new, never shared */
+	for (uint32_t i = 0; i < b->nseg; i++)
+		if (!atomic_load_explicit(&b->sg[i].s->refs, memory_order_relaxed))
+			abort_seg(b->sg[i].s);
+	if (b->oseg)
+		abort_seg(b->oseg);
 	free(b->open);
-	free(b->ch);
+	free(b->sg);
 	lv_b_init(b);
 }
 
-int lv_validate(const struct lv_root *r)
+/* One segment: firsts, counts, bytes, every chunk's walk. */
+static int validate_seg(const struct lv_seg *s)
 {
-	uint64_t first = 0, bytes = root_alloc(r->nch);
+	uint64_t first = 0, bytes = seg_alloc(s->nch);
 
-	if (!r->count || !r->nch)
+	if (!s->nch || s->nch > LV_SEG_MAX || atomic_load_explicit(&s->refs, memory_order_relaxed) < 1)
 		return -1;
-	for (uint32_t i = 0; i < r->nch; i++) {
-		const struct lv_chunk *c = r->ch[i].c;
+	for (uint32_t i = 0; i < s->nch; i++) {
+		const struct lv_chunk *c = s->ch[i].c;
 		uint32_t off = 0;
 
-		if (r->ch[i].first != first || !c->n || c->used > c->cap ||
+		if (s->ch[i].first != first || !c->n || c->used > c->cap ||
 		    atomic_load_explicit(&c->refs, memory_order_relaxed) < 1)
 			return -1;
 		for (uint32_t j = 0; j < c->n; j++) {
@@ -399,6 +604,26 @@ int lv_validate(const struct lv_root *r)
 			return -1;
 		first += c->n;
 		bytes += chunk_alloc(c->cap);
+	}
+	return first == s->count && bytes == s->bytes ? 0 : -1;
+}
+
+int lv_validate(const struct lv_root *r)
+{
+	uint64_t first = 0, bytes = root_alloc(r->nseg);
+
+	if (!r->count || !r->nseg)
+		return -1;
+	for (uint32_t i = 0; i < r->nseg; i++) {
+		const struct lv_seg *s = r->sg[i].s;
+
+		if (r->sg[i].first != first || validate_seg(s) < 0)
+			return -1;
+		/* the merge rule: two neighbours never fit one segment */
+		if (i && r->sg[i - 1].s->nch + s->nch <= LV_SEG_MAX)
+			return -1;
+		first += s->count;
+		bytes += s->bytes;
 	}
 	return first == r->count && bytes == r->bytes ? 0 : -1;
 }

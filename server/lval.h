@@ -4,28 +4,36 @@
  *
  * Shape.  The entry's value is a 24-byte header stored with HT_VAL_TAGGED |
  * HT_VAL_EXTERN: [u8 OBJ_LIST][u8 0][u16 0][u32 0][root pointer][u64
- * external bytes].  The root (struct lv_root) is immutable once published:
- * the element count, the external bytes (root plus chunks), and an array of
- * chunk pointers, each with the index of its first element (binary search
- * for LINDEX/LRANGE).  A chunk (struct lv_chunk) is immutable too: at most
+ * external bytes].  The root (struct lv_root) is a two-level tree, immutable
+ * once published: the element count, the external bytes (root, segments and
+ * chunks), and an array of segment pointers, each with the index of its first
+ * element.  A segment (struct lv_seg) holds up to LV_SEG_MAX chunk pointers,
+ * each with the index of its first element in the segment (two binary
+ * searches for LINDEX/LRANGE).  A chunk (struct lv_chunk) holds at most
  * LV_CHUNK_MAX elements or LV_CHUNK_BYTES payload bytes ([u32 len][bytes]
  * each; a bigger element sits alone in its chunk).
  *
  * Writes.  A writer (under ht_rmw(), the key's stripe mutex) builds a new
- * root: chunks it does not change are shared with the old root, the one or
- * two chunks it changes are copied with the change (bounded: one chunk).  A
- * push or pop at either end thus costs one chunk copy plus the pointer array
- * copy (8 + 8 bytes per chunk, i.e. n / LV_CHUNK_MAX slots; for 100000 short
- * elements 196 slots), never O(n) element bytes.
+ * root: segments it does not change are shared with the old root, chunks it
+ * does not change are shared with the old segments, the one or two chunks it
+ * changes are copied with the change (bounded: one chunk).  A push or pop at
+ * either end thus costs one chunk copy, one segment's pointer array (at most
+ * LV_SEG_MAX slots) and the root's segment array: for a million short
+ * elements about 2,000 chunks in 32 to 63 segments, so about 100 slots and
+ * reference counts per write instead of 2,000 with a flat chunk array.  The
+ * builder merges a short run of chunks with its neighbour segment, so two
+ * adjacent segments always hold more than LV_SEG_MAX chunks between them and
+ * a list of C chunks has at most 2 C / LV_SEG_MAX + 1 segments.
  *
  * Ownership and reclamation.  Each entry owns one reference to its root
- * (lv_root.refs); each root owns one reference to each of its chunks
- * (lv_chunk.refs).  Only writers (building a root) and the table's free hook
- * (lv_entry_free(), called by ht.c once the entry's grace periods are over:
- * the flavor's and the scan domain's, so neither a lookup nor a scan nor an
- * RDB snapshot can still reach it) touch the counts; readers never write
- * shared memory.  A chunk shared by consecutive roots is freed with the last
- * root that holds it.  RENAME/COPY/MOVE copy the header: lv_entry_dup() first.
+ * (lv_root.refs); each root owns one reference to each of its segments
+ * (lv_seg.refs), each segment one to each of its chunks (lv_chunk.refs).
+ * Only writers (building a root) and the table's free hook (lv_entry_free(),
+ * called by ht.c once the entry's grace periods are over: the flavor's and
+ * the scan domain's, so neither a lookup nor a scan nor an RDB snapshot can
+ * still reach it) touch the counts; readers never write shared memory.  A
+ * segment or chunk shared by consecutive versions is freed with the last one
+ * that holds it.  RENAME/COPY/MOVE copy the header: lv_entry_dup() first.
  *
  * Readers.  lv_root_of() of an entry found by ht_find_rcu() is valid for the
  * whole read-side section, since the entry is: a command sees one version.
@@ -45,9 +53,12 @@
 #define LV_HDR 24      /* the entry's value */
 #define LV_CHUNK_MAX 512
 #define LV_CHUNK_BYTES 8192 /* Redis's list-max-listpack-size -2: 8 KB a node */
+#ifndef LV_SEG_MAX		    /* test_lval_seg4 builds with 4 */
+#define LV_SEG_MAX 64 /* chunks a segment holds */
+#endif
 
 struct lv_chunk {
-	_Atomic uint32_t refs; /* roots holding it: writers and the free hook only */
+	_Atomic uint32_t refs; /* segments holding it: writers and the free hook only */
 	uint32_t n;	       /* elements */
 	uint32_t used;	       /* payload bytes */
 	uint32_t cap;	       /* payload bytes allocated */
@@ -56,16 +67,29 @@ struct lv_chunk {
 
 struct lv_slot {
 	struct lv_chunk *c;
-	uint64_t first; /* index of c's first element in the list */
+	uint64_t first; /* index of c's first element in its segment */
+};
+
+struct lv_seg {
+	_Atomic uint32_t refs; /* roots holding it: writers and the free hook only */
+	uint32_t nch;	       /* chunks, 1 to LV_SEG_MAX */
+	uint64_t count;	       /* elements */
+	uint64_t bytes;	       /* this segment plus its chunks */
+	struct lv_slot ch[];
+};
+
+struct lv_sslot {
+	struct lv_seg *s;
+	uint64_t first; /* index of s's first element in the list */
 };
 
 struct lv_root {
 	_Atomic long refs; /* entries holding it: writers and the free hook only */
 	uint64_t count;	   /* elements, >= 1 */
-	uint64_t bytes;	   /* external bytes: this root plus every chunk */
-	uint32_t nch;
+	uint64_t bytes;	   /* external bytes: this root, its segments and chunks */
+	uint32_t nseg;
 	uint32_t pad;
-	struct lv_slot ch[];
+	struct lv_sslot sg[];
 };
 
 /* The root of list value @val (an entry's value, LV_HDR bytes). */
@@ -89,19 +113,22 @@ void lv_entry_dup(void *arg, const struct ht_entry *e);
 void lv_entry_free(void *arg, const struct ht_entry *e);
 /* Drop a reference a builder returned that no entry took (an error path). */
 void lv_root_put(const struct lv_root *r);
-/* Poison (0x6b) roots and chunks before freeing them (RCUKV_POISON_FREES). */
+/* Poison (0x6b) roots, segments and chunks before freeing them
+ * (RCUKV_POISON_FREES). */
 void lv_set_poison(int on);
 
 /* ------------------------------------------------------------ reading */
 
-/* A position in a list: chunk @ci, element @ei of it at byte offset @off. */
+/* A position in a list: segment @si, its chunk @ci, element @ei of it at
+ * byte offset @off. */
 struct lv_it {
 	const struct lv_root *r;
-	uint32_t ci, ei;
+	uint32_t si, ci, ei;
 	uint32_t off;
 };
 
-/* Position @it at element @idx (0 <= idx < count); O(log chunks + chunk). */
+/* Position @it at element @idx (0 <= idx < count); O(log segments + log
+ * LV_SEG_MAX + chunk). */
 void lv_it_at(struct lv_it *it, const struct lv_root *r, uint64_t idx);
 /* The element at @it (1) and step forward; 0 past the end. */
 int lv_it_next(struct lv_it *it, const char **p, size_t *len);
@@ -110,7 +137,7 @@ int lv_it_next(struct lv_it *it, const char **p, size_t *len);
  * chunk's offsets. */
 struct lv_rit {
 	const struct lv_root *r;
-	uint32_t ci;
+	uint32_t si, ci;
 	int32_t ei;
 	uint32_t offs[LV_CHUNK_MAX];
 };
@@ -129,11 +156,12 @@ void lv_chunk_at(const struct lv_chunk *c, uint32_t ei, const char **p, size_t *
  * root and into the arguments must stay valid until lv_b_finish().
  */
 struct lv_b {
-	struct lv_slot *ch;
-	uint32_t nch, cap;
-	struct lv_chunk *open; /* being filled, not yet in ch[] */
-	uint64_t count;
-	uint64_t bytes;
+	struct lv_sslot *sg;   /* closed segments: new ones (refs 0) or shared */
+	uint32_t nseg, cap;
+	struct lv_seg *oseg;   /* being filled (LV_SEG_MAX slots), not yet in sg[] */
+	struct lv_chunk *open; /* being filled, not yet in oseg */
+	uint64_t count;	       /* elements in sg[] and oseg */
+	uint64_t bytes;	       /* their external bytes (oseg's own once closed) */
 };
 
 void lv_b_init(struct lv_b *b);

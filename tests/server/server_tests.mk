@@ -78,11 +78,21 @@ TEST_BINS += $(B)/tests/server/test_hval
 $(B)/tests/server/test_zval: $(B)/tests/server/test_zval.o $(B)/server/zval.o $(B)/server/hval.o $(B)/server/util.o $(RESP_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(JEMALLOC_LIBS) -lm -lpthread
 TEST_BINS += $(B)/tests/server/test_zval
-# tests/server/test_lval: server/lval.c (the list value: chunked versions
-# sharing chunks) against a model under random edits.
+# tests/server/test_lval: server/lval.c (the list value: versions sharing
+# segments and chunks) against a model under random edits.
 $(B)/tests/server/test_lval: $(B)/tests/server/test_lval.o $(B)/server/lval.o $(B)/server/util.o $(RESP_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(JEMALLOC_LIBS) -lm -lpthread
 TEST_BINS += $(B)/tests/server/test_lval
+# the same with four chunks a segment: many segments, every merge path
+$(B)/tests/server/test_lval_seg4.o: tests/server/test_lval.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DLV_SEG_MAX=4 -c $< -o $@
+$(B)/server/lval_seg4.o: server/lval.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DLV_SEG_MAX=4 -c $< -o $@
+$(B)/tests/server/test_lval_seg4: $(B)/tests/server/test_lval_seg4.o $(B)/server/lval_seg4.o $(B)/server/util.o $(RESP_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JEMALLOC_LIBS) -lm -lpthread
+TEST_BINS += $(B)/tests/server/test_lval_seg4
 
 # tests/server/test_bitops: server/bitops.c (popcount, first set/clear bit,
 # ranges, BITOP bytes, BITFIELD fields and overflow) against bit-by-bit

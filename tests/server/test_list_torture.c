@@ -34,7 +34,7 @@
 #define READERS 2
 #define LISTS 4
 #define MAXLEN 6000
-#define ELEN 100
+#define ELEN 300 /* 26 a chunk: up to 230 chunks, 4 segments */
 #define PIPE 64
 
 static int port;

@@ -116,7 +116,7 @@ int main(void)
 {
 	const struct lv_root *keep[KEEP] = {0}, *cur = NULL;
 	int bad = 0;
-	unsigned long maxlen = 0, maxch = 0;
+	unsigned long maxlen = 0, maxch = 0, maxseg = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	lv_set_poison(1);
@@ -199,8 +199,16 @@ int main(void)
 			}
 			if (nu && nu->count > maxlen)
 				maxlen = nu->count;
-			if (nu && nu->nch > maxch)
-				maxch = nu->nch;
+			if (nu) {
+				uint64_t nch = 0;
+
+				for (uint32_t i = 0; i < nu->nseg; i++)
+					nch += nu->sg[i].s->nch;
+				if (nch > maxch)
+					maxch = nch;
+				if (nu->nseg > maxseg)
+					maxseg = nu->nseg;
+			}
 			/* keep a few old versions alive, drop them in random order */
 			{
 				int slot = (int)(rnd() % KEEP);
@@ -213,6 +221,10 @@ int main(void)
 	}
 	CHECK(!bad, "%d steps: every version equal to the model", STEPS);
 	CHECK(maxlen > 2000 && maxch > 10, "lists grew to %lu elements in %lu chunks", maxlen, maxch);
+	printf("lists up to %lu elements in %lu chunks, %lu segments of at most %d chunks\n", maxlen,
+	       maxch, maxseg, LV_SEG_MAX);
+	/* past a few segments: shared segments, splits and merges all ran */
+	CHECK(maxseg > 2, "up to %lu segments of at most %d chunks", maxseg, LV_SEG_MAX);
 	for (int i = 0; i < KEEP; i++)
 		lv_root_put(keep[i]);
 	lv_root_put(cur);

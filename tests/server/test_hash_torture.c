@@ -50,16 +50,7 @@ static atomic_int writers_left;
 static atomic_long n_reads, n_fields_seen, n_gets, bad_val, bad_sum, bad_cnt, bad_reply;
 static atomic_long n_hashtable, n_steps, max_fields;
 
-static redisContext *conn(void)
-{
-	redisContext *c = redisConnect("127.0.0.1", port);
-
-	if (!c || c->err) {
-		fprintf(stderr, "connect to port %d: %s\n", port, c ? c->errstr : "no memory");
-		exit(2);
-	}
-	return c;
-}
+#include "tests/server/torture_lib.h"
 
 static uint32_t sum_of(const char *f, size_t fl, long long n)
 {
@@ -108,14 +99,6 @@ static int check_val(const char *f, size_t fl, const char *v, size_t vl, long lo
 	return !*end && vl >= VLEN;
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 struct hmodel {
 	int id;
 	int nf;
@@ -127,15 +110,7 @@ struct hmodel {
 
 static void cmd_ok(redisContext *c, redisReply *r)
 {
-	if (!r) {
-		fprintf(stderr, "writer: %s\n", c->errstr);
-		exit(2);
-	}
-	if (r->type == REDIS_REPLY_ERROR) {
-		fprintf(stderr, "writer: error reply %s\n", r->str);
-		bad_reply++;
-	}
-	freeReplyObject(r);
+	tl_cmd_ok(c, r, &bad_reply);
 }
 
 static void fname(char *out, size_t len, long id)
@@ -302,29 +277,9 @@ static void *reader(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t th[WRITERS + READERS];
-	const char *env = getenv("TEST_HASH_OPS");
-	redisContext *c;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGPIPE, SIG_IGN);
-	if (argc != 3 || strcmp(argv[1], "--port")) {
-		fprintf(stderr, "usage: %s --port P\n", argv[0]);
-		return 2;
-	}
-	port = atoi(argv[2]);
-	if (env && atol(env) > 0)
-		ops = atol(env);
-	c = conn();
-	freeReplyObject(redisCommand(c, "FLUSHALL"));
-	freeReplyObject(redisCommand(c, "CONFIG SET hash-max-listpack-entries 512"));
-	writers_left = WRITERS;
-	for (int i = 0; i < WRITERS; i++)
-		pthread_create(&th[i], NULL, writer, (void *)(uintptr_t)i);
-	for (int i = 0; i < READERS; i++)
-		pthread_create(&th[WRITERS + i], NULL, reader, (void *)(uintptr_t)i);
-	for (int i = 0; i < WRITERS + READERS; i++)
-		pthread_join(th[i], NULL);
+	tl_args(argc, argv, "TEST_HASH_OPS");
+	tl_reset("CONFIG SET hash-max-listpack-entries 512");
+	tl_run(writer, WRITERS, reader, READERS);
 	printf("%ld steps, %ld HGETALLs (%ld fields checked), %ld HGETs, up to %ld fields, "
 	       "%ld hashtable-encoded samples\n",
 	       (long)n_steps, (long)n_reads, (long)n_fields_seen, (long)n_gets, (long)max_fields,
@@ -339,7 +294,6 @@ int main(int argc, char **argv)
 	      (long)n_reads);
 	CHECK(n_hashtable > 0, "hashes grew into the hashtable encoding (%ld samples)",
 	      (long)n_hashtable);
-	freeReplyObject(redisCommand(c, "FLUSHALL"));
-	redisFree(c);
+	tl_reset(NULL);
 	return check_summary();
 }

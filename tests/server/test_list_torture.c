@@ -42,16 +42,7 @@ static long ops = 60000;
 static atomic_int writers_left;
 static atomic_long n_reads, n_elems, bad_elem, bad_seq, bad_reply, n_steps, max_seen;
 
-static redisContext *conn(void)
-{
-	redisContext *c = redisConnect("127.0.0.1", port);
-
-	if (!c || c->err) {
-		fprintf(stderr, "connect to port %d: %s\n", port, c ? c->errstr : "no memory");
-		exit(2);
-	}
-	return c;
-}
+#include "tests/server/torture_lib.h"
 
 static uint32_t sum_of(long long n)
 {
@@ -77,14 +68,6 @@ static int check_elem(const char *v, size_t vl, long long *n)
 		return -1;
 	enc(want, *n);
 	return memcmp(want, v, ELEN) ? -1 : 0;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
 }
 
 struct lmodel {
@@ -325,28 +308,8 @@ static void *reader(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t w[WRITERS], rd[READERS];
-	const char *env = getenv("TEST_LIST_OPS");
-
-	for (int i = 1; i + 1 < argc; i++)
-		if (!strcmp(argv[i], "--port"))
-			port = atoi(argv[i + 1]);
-	if (!port) {
-		fprintf(stderr, "usage: %s --port P\n", argv[0]);
-		return 2;
-	}
-	if (env && atol(env) > 0)
-		ops = atol(env);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	atomic_store(&writers_left, WRITERS);
-	for (long i = 0; i < WRITERS; i++)
-		pthread_create(&w[i], NULL, writer, (void *)i);
-	for (long i = 0; i < READERS; i++)
-		pthread_create(&rd[i], NULL, reader, (void *)i);
-	for (int i = 0; i < WRITERS; i++)
-		pthread_join(w[i], NULL);
-	for (int i = 0; i < READERS; i++)
-		pthread_join(rd[i], NULL);
+	tl_args(argc, argv, "TEST_LIST_OPS");
+	tl_run(writer, WRITERS, reader, READERS);
 	printf("# %ld steps, %ld reads, %ld elements checked, longest list read %ld\n",
 	       atomic_load(&n_steps), atomic_load(&n_reads), atomic_load(&n_elems),
 	       atomic_load(&max_seen));

@@ -55,24 +55,7 @@ static atomic_int writers_left;
 static atomic_long n_reads, n_members, bad_mem, bad_twin, bad_count, bad_reply;
 static atomic_long n_intset, n_hashtable, n_steps, n_rebuilds, n_moves;
 
-static redisContext *conn(void)
-{
-	redisContext *c = redisConnect("127.0.0.1", port);
-
-	if (!c || c->err) {
-		fprintf(stderr, "connect to port %d: %s\n", port, c ? c->errstr : "no memory");
-		exit(2);
-	}
-	return c;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
+#include "tests/server/torture_lib.h"
 
 static uint32_t chk(char side, long j)
 {
@@ -172,15 +155,7 @@ struct smodel {
 
 static void cmd_ok(redisContext *c, redisReply *r)
 {
-	if (!r) {
-		fprintf(stderr, "writer: %s\n", c->errstr);
-		exit(2);
-	}
-	if (r->type == REDIS_REPLY_ERROR) {
-		fprintf(stderr, "writer: error reply %s\n", r->str);
-		bad_reply++;
-	}
-	freeReplyObject(r);
+	tl_cmd_ok(c, r, &bad_reply);
 }
 
 static int pick(const char *have, int want, uint64_t *s)
@@ -346,29 +321,9 @@ static void *reader(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t th[WRITERS + READERS];
-	const char *env = getenv("TEST_SET_OPS");
-	redisContext *c;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGPIPE, SIG_IGN);
-	if (argc != 3 || strcmp(argv[1], "--port")) {
-		fprintf(stderr, "usage: %s --port P\n", argv[0]);
-		return 2;
-	}
-	port = atoi(argv[2]);
-	if (env && atol(env) > 0)
-		ops = atol(env);
-	c = conn();
-	freeReplyObject(redisCommand(c, "FLUSHALL"));
-	freeReplyObject(redisCommand(c, "CONFIG SET set-max-intset-entries 512"));
-	writers_left = WRITERS;
-	for (int i = 0; i < WRITERS; i++)
-		pthread_create(&th[i], NULL, writer, (void *)(uintptr_t)i);
-	for (int i = 0; i < READERS; i++)
-		pthread_create(&th[WRITERS + i], NULL, reader, (void *)(uintptr_t)i);
-	for (int i = 0; i < WRITERS + READERS; i++)
-		pthread_join(th[i], NULL);
+	tl_args(argc, argv, "TEST_SET_OPS");
+	tl_reset("CONFIG SET set-max-intset-entries 512");
+	tl_run(writer, WRITERS, reader, READERS);
 	printf("%ld steps (%ld rebuilds, %ld MULTI moves), %ld SMEMBERS (%ld members checked), "
 	       "%ld intset and %ld hashtable samples\n",
 	       (long)n_steps, (long)n_rebuilds, (long)n_moves, (long)n_reads, (long)n_members,
@@ -384,7 +339,6 @@ int main(int argc, char **argv)
 	CHECK(n_intset > 0 && n_hashtable > 0 && n_rebuilds > 0,
 	      "the sets crossed the threshold (%ld intset, %ld hashtable samples, %ld rebuilds)",
 	      (long)n_intset, (long)n_hashtable, (long)n_rebuilds);
-	freeReplyObject(redisCommand(c, "FLUSHALL"));
-	redisFree(c);
+	tl_reset(NULL);
 	return check_summary();
 }

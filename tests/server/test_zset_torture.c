@@ -55,16 +55,7 @@ static atomic_long n_reads, n_elems_seen, n_points, bad_member, bad_order, bad_s
     bad_reply, bad_point;
 static atomic_long n_skiplist, n_listpack_again, n_rebuilds, n_steps, max_members;
 
-static redisContext *conn(void)
-{
-	redisContext *c = redisConnect("127.0.0.1", port);
-
-	if (!c || c->err) {
-		fprintf(stderr, "connect to port %d: %s\n", port, c ? c->errstr : "no memory");
-		exit(2);
-	}
-	return c;
-}
+#include "tests/server/torture_lib.h"
 
 static uint32_t sum_of(long n)
 {
@@ -123,14 +114,6 @@ static int score_of(const redisReply *r, long long *v)
 	return *end == 0 && end != r->str;
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 struct zmodel {
 	int id;
 	int nm;
@@ -142,15 +125,7 @@ struct zmodel {
 
 static void cmd_ok(redisContext *c, redisReply *r)
 {
-	if (!r) {
-		fprintf(stderr, "writer: %s\n", c->errstr);
-		exit(2);
-	}
-	if (r->type == REDIS_REPLY_ERROR) {
-		fprintf(stderr, "writer: error reply %s\n", r->str);
-		bad_reply++;
-	}
-	freeReplyObject(r);
+	tl_cmd_ok(c, r, &bad_reply);
 }
 
 /* ZADD z sa ma sb mb for members at model slots @i and @j. */
@@ -343,29 +318,9 @@ static void *reader(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t th[WRITERS + READERS];
-	const char *env = getenv("TEST_ZSET_OPS");
-	redisContext *c;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGPIPE, SIG_IGN);
-	if (argc != 3 || strcmp(argv[1], "--port")) {
-		fprintf(stderr, "usage: %s --port P\n", argv[0]);
-		return 2;
-	}
-	port = atoi(argv[2]);
-	if (env && atol(env) > 0)
-		ops = atol(env);
-	c = conn();
-	freeReplyObject(redisCommand(c, "FLUSHALL"));
-	freeReplyObject(redisCommand(c, "CONFIG SET zset-max-listpack-entries 128"));
-	writers_left = WRITERS;
-	for (int i = 0; i < WRITERS; i++)
-		pthread_create(&th[i], NULL, writer, (void *)(uintptr_t)i);
-	for (int i = 0; i < READERS; i++)
-		pthread_create(&th[WRITERS + i], NULL, reader, (void *)(uintptr_t)i);
-	for (int i = 0; i < WRITERS + READERS; i++)
-		pthread_join(th[i], NULL);
+	tl_args(argc, argv, "TEST_ZSET_OPS");
+	tl_reset("CONFIG SET zset-max-listpack-entries 128");
+	tl_run(writer, WRITERS, reader, READERS);
 	printf("%ld steps, %ld range reads (%ld elements checked), %ld point reads, up to %ld "
 	       "members, %ld skiplist samples, %ld rebuilds (%ld listpack again)\n",
 	       (long)n_steps, (long)n_reads, (long)n_elems_seen, (long)n_points,
@@ -385,7 +340,6 @@ int main(int argc, char **argv)
 	CHECK(n_skiplist > 0 && n_listpack_again > 0,
 	      "sets grew into skiplist and were rebuilt as listpacks (%ld, %ld)", (long)n_skiplist,
 	      (long)n_listpack_again);
-	freeReplyObject(redisCommand(c, "FLUSHALL"));
-	redisFree(c);
+	tl_reset(NULL);
 	return check_summary();
 }

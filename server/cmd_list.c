@@ -519,7 +519,7 @@ static int list_write_fn(struct ht_rmw *r, void *arg)
 		lv_b_abort(&b);
 		return rc < 0 ? rc : HT_RMW_KEEP;
 	}
-	a->nu = lv_b_finish(&b);
+	a->nu = old ? lv_b_finish_from(&b, old) : lv_b_finish(&b);
 	if (!a->nu) {
 		a->key_deleted = 1;
 		return HT_RMW_DELETE;
@@ -528,7 +528,7 @@ static int list_write_fn(struct ht_rmw *r, void *arg)
 		a->res = (long long)a->nu->count;
 	dst = ht_rmw_alloc(r, LV_VLEN);
 	if (!dst) {
-		lv_root_put(a->nu);
+		lv_root_discard(a->nu, old);
 		a->nu = NULL;
 		return -ENOMEM;
 	}
@@ -542,7 +542,7 @@ static int list_write_key(struct conn *c, struct lw *a, const void *key, size_t 
 	int rc = ht_rmw(db_of(c), key, klen, list_write_fn, a);
 
 	if (rc == -ENOMEM && a->nu) /* stored by the callback, refused by the table */
-		lv_root_put(a->nu);
+		lv_root_discard(a->nu, a->old);
 	if (rc >= 0)
 		return 0;
 	if (rc == -E_LNOKEY)
@@ -809,6 +809,7 @@ static int move_fn(struct ht_txn *tx, void *arg)
 	const struct ht_entry *src = ht_txn_get(tx, 0), *dst = ht_txn_get(tx, 1);
 	const char *el[1];
 	size_t el_len[1];
+	int rc;
 
 	if (!src)
 		return 0;
@@ -821,7 +822,10 @@ static int move_fn(struct ht_txn *tx, void *arg)
 	m->pop.op = LW_POP;
 	m->pop.where = m->wfrom;
 	m->pop.count = 1;
-	if (ht_rmw(db_of(c), K(1), list_write_fn, &m->pop) < 0 || !m->pop.changed)
+	rc = ht_rmw(db_of(c), K(1), list_write_fn, &m->pop);
+	if (rc == -ENOMEM && m->pop.nu) /* stored by the callback, refused by the table */
+		lv_root_discard(m->pop.nu, m->pop.old);
+	if (rc < 0 || !m->pop.changed)
 		return 0;
 	lv_index(m->pop.old, m->pop.a, &m->el, &m->elen);
 	el[0] = m->el;
@@ -833,8 +837,12 @@ static int move_fn(struct ht_txn *tx, void *arg)
 	m->push.elems = el;
 	m->push.elens = el_len;
 	m->push.nelems = 1;
-	if (ht_rmw(db_of(c), K(2), list_write_fn, &m->push) < 0) /* only ENOMEM */
+	rc = ht_rmw(db_of(c), K(2), list_write_fn, &m->push);
+	if (rc < 0) { /* only ENOMEM */
+		if (m->push.nu)
+			lv_root_discard(m->push.nu, m->push.old);
 		return 0;
+	}
 	m->moved = 1;
 	return 0;
 }

@@ -32,14 +32,27 @@ static size_t chunk_alloc(uint32_t cap)
 	return sizeof(struct lv_chunk) + cap;
 }
 
+/* A segment or root is followed by one byte per slot, "handed over": set
+ * when the successor version took over that slot's reference (see "Handing
+ * over" below).  Only writers and the free path touch those bytes. */
 static size_t seg_alloc(uint32_t nch)
 {
-	return sizeof(struct lv_seg) + (size_t)nch * sizeof(struct lv_slot);
+	return sizeof(struct lv_seg) + (size_t)nch * (sizeof(struct lv_slot) + 1);
 }
 
 static size_t root_alloc(uint32_t nseg)
 {
-	return sizeof(struct lv_root) + (size_t)nseg * sizeof(struct lv_sslot);
+	return sizeof(struct lv_root) + (size_t)nseg * (sizeof(struct lv_sslot) + 1);
+}
+
+static inline uint8_t *seg_gone(const struct lv_seg *s)
+{
+	return (uint8_t *)&((struct lv_seg *)s)->ch[s->nch];
+}
+
+static inline uint8_t *root_gone(const struct lv_root *r)
+{
+	return (uint8_t *)&((struct lv_root *)r)->sg[r->nseg];
 }
 
 static void chunk_put(struct lv_chunk *c)
@@ -57,7 +70,8 @@ static void seg_put(struct lv_seg *s)
 	if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	for (uint32_t i = 0; i < s->nch; i++)
-		chunk_put(s->ch[i].c);
+		if (!seg_gone(s)[i])
+			chunk_put(s->ch[i].c);
 	if (lv_poison)
 		rcu_poison(s, seg_alloc(s->nch)); /* not a dead store: rcu/poison.h */
 	free(s);
@@ -70,7 +84,8 @@ void lv_root_put(const struct lv_root *cr)
 	if (!r || atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	for (uint32_t i = 0; i < r->nseg; i++)
-		seg_put(r->sg[i].s);
+		if (!root_gone(r)[i])
+			seg_put(r->sg[i].s);
 	if (lv_poison)
 		rcu_poison(r, root_alloc(r->nseg)); /* not a dead store: rcu/poison.h */
 	free(r);
@@ -319,6 +334,7 @@ static void b_add_seg(struct lv_b *b, struct lv_seg *s)
 		m->ch[p->nch + j].c = s->ch[j].c;
 		m->ch[p->nch + j].first = p->count + s->ch[j].first;
 	}
+	memset(seg_gone(m), 0, m->nch);
 	b->bytes += m->bytes - p->bytes;
 	b->count += s->count;
 	b->sg[b->nseg - 1].s = m;
@@ -346,6 +362,7 @@ static void b_close_seg(struct lv_b *b)
 	t = realloc(s, seg_alloc(s->nch)); /* give back the unused slots */
 	if (t)
 		s = t;
+	memset(seg_gone(s), 0, s->nch);
 	s->bytes += seg_alloc(s->nch);
 	b_add_seg(b, s);
 }
@@ -446,8 +463,11 @@ static void b_copy(struct lv_b *b, const struct lv_chunk *c, uint32_t a, uint32_
 
 	for (i = 0; i < a; i++)
 		off += 4 + rd32(c->data + off);
-	for (end = off, i = a; i < e; i++)
-		end += 4 + rd32(c->data + end);
+	if (e == c->n) /* to the chunk's end (pushes, LPOP): no walk */
+		end = c->used;
+	else
+		for (end = off, i = a; i < e; i++)
+			end += 4 + rd32(c->data + end);
 	if (!b->open) {
 		b->open = xmalloc(chunk_alloc(LV_CHUNK_BYTES));
 		b->open->n = 0;
@@ -525,9 +545,72 @@ void lv_b_range(struct lv_b *b, const struct lv_root *r, uint64_t from, uint64_t
 	}
 }
 
-const struct lv_root *lv_b_finish(struct lv_b *b)
+/*
+ * Taking references.  A new segment (refs 0) takes one on each chunk it
+ * holds, the new root one on each segment; a new chunk starts at one.
+ *
+ * Handing over (lv_b_finish_from()).  A version's successor usually shares
+ * almost all of it, and the old version is freed after the grace periods
+ * anyway: rather than counting each shared segment and chunk up now and down
+ * again when the old version goes, the old version hands its references
+ * over.  Its root marks the segment slots the new root shares as handed over
+ * (root_gone()), and a segment of the old version that the new one does not
+ * keep, and that nobody else holds (refs 1), marks the chunks the new
+ * version's segments took (seg_gone()); the free path skips marked slots.  A
+ * push then touches the copied segment and the root arrays, no shared count.
+ * Only an old root held by one entry hands over (refs 1: the entry this
+ * write replaces; after COPY, or while the table's own copy of the entry is
+ * pending, it is 2, and the counts are taken as usual).  Safe because the
+ * references simply move: a reader that can still see the old version
+ * started before it was replaced, so before the new version and every later
+ * one were retired, and their frees wait for it too.  The marks are written
+ * under the key's stripe mutex while the old version is still the current
+ * one, and read only when it is freed.  A new version the table then refuses
+ * gives them back (lv_root_discard()).
+ */
+
+/* A new segment's chunks: new ones start at 1; one taken from the old
+ * version is handed over when it comes from a segment of @old that is not
+ * kept and held by @old alone (the walk position (*@si, *@ci) moves over
+ * @old's segments in list order, skipping kept ones), else counted. */
+static void take_chunks(struct lv_seg *s, const struct lv_root *old, uint32_t *si, uint32_t *ci)
+{
+	for (uint32_t j = 0; j < s->nch; j++) {
+		struct lv_chunk *c = s->ch[j].c;
+		int handed = 0;
+
+		if (!atomic_load_explicit(&c->refs, memory_order_relaxed)) {
+			atomic_store_explicit(&c->refs, 1, memory_order_relaxed);
+			continue;
+		}
+		while (old && *si < old->nseg) {
+			struct lv_seg *os = old->sg[*si].s;
+
+			if (root_gone(old)[*si] || *ci >= os->nch) {
+				(*si)++;
+				*ci = 0;
+				continue;
+			}
+			if (os->ch[*ci].c != c) {
+				(*ci)++;
+				continue;
+			}
+			if (atomic_load_explicit(&os->refs, memory_order_relaxed) == 1) {
+				seg_gone(os)[*ci] = 1;
+				handed = 1;
+			}
+			(*ci)++;
+			break;
+		}
+		if (!handed)
+			atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+	}
+}
+
+static const struct lv_root *finish(struct lv_b *b, const struct lv_root *old)
 {
 	struct lv_root *r;
+	uint32_t oi = 0, si = 0, ci = 0;
 
 	b_close(b);
 	b_close_seg(b);
@@ -536,28 +619,76 @@ const struct lv_root *lv_b_finish(struct lv_b *b)
 		lv_b_init(b);
 		return NULL;
 	}
+	if (old && atomic_load_explicit(&old->refs, memory_order_relaxed) != 1)
+		old = NULL; /* shared: counts taken as usual */
 	r = xmalloc(root_alloc(b->nseg));
 	atomic_init(&r->refs, 1);
 	r->count = b->count;
 	r->nseg = b->nseg;
 	r->pad = 0;
 	r->bytes = b->bytes + root_alloc(b->nseg);
-	for (uint32_t i = 0; i < b->nseg; i++) {
-		struct lv_seg *s = b->sg[i].s;
+	memcpy(r->sg, b->sg, b->nseg * sizeof(*r->sg));
+	memset(root_gone(r), 0, r->nseg);
+	/* Shared segments first (they mark @old's root, which the chunk walk
+	 * then skips): relaxed, since a shared segment or chunk is held by the
+	 * old root, which the writer's entry keeps alive, and a new one is not
+	 * yet published. */
+	for (uint32_t i = 0; i < r->nseg; i++) {
+		struct lv_seg *s = r->sg[i].s;
 
-		r->sg[i] = b->sg[i];
-		/* Relaxed: a shared segment or chunk is held by the old root,
-		 * which the writer's entry keeps alive; a new one is not yet
-		 * published.  A new segment (refs 0) takes its chunks. */
 		if (!atomic_load_explicit(&s->refs, memory_order_relaxed))
-			for (uint32_t j = 0; j < s->nch; j++)
-				atomic_fetch_add_explicit(&s->ch[j].c->refs, 1,
-							  memory_order_relaxed);
+			continue;
+		while (old && oi < old->nseg && old->sg[oi].s != s)
+			oi++;
+		if (old && oi < old->nseg) {
+			root_gone(old)[oi++] = 1;
+			continue;
+		}
 		atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+	}
+	for (uint32_t i = 0; i < r->nseg; i++) {
+		struct lv_seg *s = r->sg[i].s;
+
+		if (atomic_load_explicit(&s->refs, memory_order_relaxed))
+			continue;
+		take_chunks(s, old, &si, &ci);
+		atomic_store_explicit(&s->refs, 1, memory_order_relaxed);
 	}
 	free(b->sg);
 	lv_b_init(b);
 	return r;
+}
+
+const struct lv_root *lv_b_finish(struct lv_b *b)
+{
+	return finish(b, NULL);
+}
+
+const struct lv_root *lv_b_finish_from(struct lv_b *b, const struct lv_root *old)
+{
+	return finish(b, old);
+}
+
+void lv_root_discard(const struct lv_root *nu, const struct lv_root *old)
+{
+	if (old) {
+		for (uint32_t i = 0; i < old->nseg; i++) {
+			struct lv_seg *s = old->sg[i].s;
+
+			if (root_gone(old)[i]) {
+				root_gone(old)[i] = 0;
+				atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+				continue;
+			}
+			for (uint32_t j = 0; j < s->nch; j++)
+				if (seg_gone(s)[j]) {
+					seg_gone(s)[j] = 0;
+					atomic_fetch_add_explicit(&s->ch[j].c->refs, 1,
+								  memory_order_relaxed);
+				}
+		}
+	}
+	lv_root_put(nu);
 }
 
 /* Free new segment @s and the new chunks in it (shared ones are not ours). */
@@ -588,6 +719,9 @@ static int validate_seg(const struct lv_seg *s)
 
 	if (!s->nch || s->nch > LV_SEG_MAX || atomic_load_explicit(&s->refs, memory_order_relaxed) < 1)
 		return -1;
+	for (uint32_t i = 0; i < s->nch; i++)
+		if (seg_gone(s)[i])
+			return -1; /* handed over: only a replaced version's */
 	for (uint32_t i = 0; i < s->nch; i++) {
 		const struct lv_chunk *c = s->ch[i].c;
 		uint32_t off = 0;
@@ -617,7 +751,7 @@ int lv_validate(const struct lv_root *r)
 	for (uint32_t i = 0; i < r->nseg; i++) {
 		const struct lv_seg *s = r->sg[i].s;
 
-		if (r->sg[i].first != first || validate_seg(s) < 0)
+		if (r->sg[i].first != first || root_gone(r)[i] || validate_seg(s) < 0)
 			return -1;
 		/* the merge rule: two neighbours never fit one segment */
 		if (i && r->sg[i - 1].s->nch + s->nch <= LV_SEG_MAX)

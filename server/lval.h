@@ -177,6 +177,15 @@ void lv_b_range(struct lv_b *b, const struct lv_root *r, uint64_t from, uint64_t
  * either way), or drop everything on an error path (lv_b_abort()). */
 const struct lv_root *lv_b_finish(struct lv_b *b);
 void lv_b_abort(struct lv_b *b);
+/* lv_b_finish() of the version that replaces @old in the same entry (the
+ * builder's source, still current, the caller holding the key's stripe
+ * mutex): @old hands over the references the new version shares, instead of
+ * the new version counting them (lval.c, "Handing over").  The new version
+ * must then be stored in place of @old; if it is not, lv_root_discard(). */
+const struct lv_root *lv_b_finish_from(struct lv_b *b, const struct lv_root *old);
+/* Drop a version lv_b_finish_from(@old) made that was not stored: @old gets
+ * its references back. */
+void lv_root_discard(const struct lv_root *nu, const struct lv_root *old);
 
 /* Whole-structure check for tests: counts, firsts, bytes; 0 or -1. */
 int lv_validate(const struct lv_root *r);

@@ -116,7 +116,9 @@ int main(void)
 {
 	const struct lv_root *keep[KEEP] = {0}, *cur = NULL;
 	int bad = 0;
-	unsigned long maxlen = 0, maxch = 0, maxseg = 0;
+	const struct lv_root *copies[KEEP];
+	unsigned long maxlen = 0, maxch = 0, maxseg = 0, n_discards = 0, n_copies = 0;
+	int ncopies = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	lv_set_poison(1);
@@ -125,6 +127,37 @@ int main(void)
 		uint64_t n = cur ? cur->count : 0;
 		int op = (int)(rnd() % 10);
 
+		if (cur && rnd() % 8 == 0) {
+			/* a version the table refuses: built from cur (which hands
+			 * its references over), then discarded, so cur gets them
+			 * back and validates with no slot handed over */
+			uint64_t a = rnd() % n, z = a + rnd() % (n - a) + 1;
+			const struct lv_root *x;
+
+			lv_b_init(&b);
+			if (rnd() % 2)
+				lv_b_elem(&b, "x", 1);
+			lv_b_range(&b, cur, a, z, (int)(rnd() % 2));
+			x = lv_b_finish_from(&b, cur);
+			lv_root_discard(x, cur);
+			n_discards++;
+			if (lv_validate(cur) < 0) {
+				CHECK(0, "step %d: a discarded successor left cur invalid", s);
+				bad = 1;
+			}
+		}
+		if (cur && rnd() % 16 == 0) {
+			/* a second holder (COPY, or the table's own copy pending):
+			 * the next version counts its references instead */
+			if (ncopies == KEEP) { /* the oldest holder goes */
+				lv_root_put(copies[0]);
+				memmove(copies, copies + 1, (KEEP - 1) * sizeof(*copies));
+				ncopies--;
+			}
+			atomic_fetch_add(&((struct lv_root *)cur)->refs, 1);
+			copies[ncopies++] = cur;
+			n_copies++;
+		}
 		lv_b_init(&b);
 		if (s < 600 || op < 4) { /* push */
 			int k = 1 + (int)(rnd() % (rnd() % 8 ? 3 : 200)), right = rnd() % 2;
@@ -191,7 +224,7 @@ int main(void)
 					m_erase((size_t)q, (size_t)q + 1);
 		}
 		{
-			const struct lv_root *nu = lv_b_finish(&b);
+			const struct lv_root *nu = cur ? lv_b_finish_from(&b, cur) : lv_b_finish(&b);
 
 			if (!same(nu)) {
 				CHECK(0, "step %d (op %d): the new version differs from the model", s, op);
@@ -225,8 +258,11 @@ int main(void)
 	       maxch, maxseg, LV_SEG_MAX);
 	/* past a few segments: shared segments, splits and merges all ran */
 	CHECK(maxseg > 2, "up to %lu segments of at most %d chunks", maxseg, LV_SEG_MAX);
+	printf("%lu discarded successors, %lu second holders\n", n_discards, n_copies);
 	for (int i = 0; i < KEEP; i++)
 		lv_root_put(keep[i]);
+	for (int i = 0; i < ncopies; i++)
+		lv_root_put(copies[i]);
 	lv_root_put(cur);
 	m_erase(0, mlen);
 	free(model);

@@ -51,12 +51,16 @@ static int move_fn(struct ht_txn *tx, void *argp)
 		a->result = 0;
 		return 0;
 	}
+	if (a->copy && db_type(src) == OBJ_MODULE) { /* no type here has a copy callback */
+		a->result = -2;
+		return 0;
+	}
 	if (ht_entry_extern(src))
-		lv_entry_dup(NULL, src); /* the copy's own reference (a list's root) */
+		db_entry_dup(NULL, src); /* the copy's own reference (a list's root) */
 	rc = ht_txn_set(tx, 1, ht_entry_val(src), ht_entry_vlen_arg(src), ht_entry_expire(src));
 	if (rc < 0) {
 		if (ht_entry_extern(src))
-			lv_entry_free(NULL, src);
+			db_entry_free(NULL, src);
 		return rc;
 	}
 	if (!a->copy)
@@ -141,7 +145,11 @@ void cmd_copy(struct conn *c, int argc)
 	}
 	rc = db_run_txn(c, 2, idx, move_fn, &a);
 	if (rc >= 0)
-		db_hit(c, 1, a.result >= 0); /* the source, as lookupKeyRead() */
+		db_hit(c, 1, a.result != -1); /* the source, as lookupKeyRead() */
+	if (rc >= 0 && a.result == -2) {
+		reply_error(c, ERR_MODULE_NOCOPY);
+		return;
+	}
 	if (rc >= 0 && a.result > 0) {
 		SRV_DIRTY(c, 1);
 		db_notify(c, NOTIFY_GENERIC, "copy_to", 2);
@@ -209,7 +217,7 @@ void cmd_type(struct conn *c, int argc)
 
 	(void)argc;
 	db_hit(c, 1, e != NULL);
-	reply_simple(c, e ? db_type_name(db_type(e)) : "none");
+	reply_simple(c, e ? db_entry_type_name(e) : "none");
 }
 
 /* ----------------------------------------------------- KEYS, SCAN, ... */

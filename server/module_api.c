@@ -55,6 +55,7 @@
 #define RT_NULL 4
 #define KT_EMPTY 0
 #define KT_STRING 1
+#define KT_MODULE 6
 
 typedef struct RedisModuleCtx Ctx;
 typedef struct RedisModuleString Str;
@@ -791,6 +792,7 @@ static int key_type(Key *k)
 		return KT_EMPTY;
 	r = kcall(k, "type", NULL, 0, NULL);
 	if (r && r->type == RT_STRING) {
+		t = KT_MODULE; /* TYPE answers a module type's name */
 		static const char *const names[] = {"none", "string", "list", "hash",
 						    "set",  "zset",   "",     "stream"};
 
@@ -1322,7 +1324,7 @@ int module_api_get(const char *name, void *out)
 			return OK;
 		}
 	}
-	if ((*(void **)out = module_dict_api(name)))
+	if ((*(void **)out = module_dict_api(name)) || (*(void **)out = module_type_api(name)))
 		return OK;
 	*(void **)out = stub_for(name);
 	return ERR;

@@ -90,7 +90,7 @@ static void xdb_run(struct conn *c, int i, struct xdb *x)
 	rcu_thread_online();
 	rc = ht_rmw(db_of(c), K(i), xdb_fn, x);
 	pthread_mutex_unlock(&xdb_lock);
-	if (rc == 0 && x->err == -DB_ENOCOPY) {
+	if (rc >= 0 && x->err == -DB_ENOCOPY) {
 		db_hit(c, i, 1);
 		reply_error(c, ERR_MODULE_NOCOPY);
 		return;

@@ -230,6 +230,9 @@ struct keylist {
 	size_t plen;
 	int all;
 	int type; /* SCAN TYPE: only keys of this type; -1 any, -2 none */
+	const char *tname; /* SCAN TYPE's name when it names no core type (a
+			    * module type's, matched as Redis 7.0 does) */
+	size_t tlen;
 };
 
 static void keylist_add(struct keylist *kl, const void *k, size_t l)
@@ -250,8 +253,14 @@ static int keys_fn(const struct ht_entry *e, void *arg)
 	const char *k = ht_entry_key(e);
 	size_t l = ht_entry_klen(e);
 
-	if (kl->type != -1 && db_type(e) != kl->type)
+	if (kl->type == -2 && kl->tname) {
+		const char *n = db_type(e) == OBJ_MODULE ? db_entry_type_name(e) : NULL;
+
+		if (!n || !util_strcaseeq(kl->tname, kl->tlen, n))
+			return 0;
+	} else if (kl->type != -1 && db_type(e) != kl->type) {
 		return 0;
+	}
 	if (kl->all || util_glob_match(kl->pat, kl->plen, k, l, 0))
 		keylist_add(kl, k, l);
 	return 0;
@@ -308,6 +317,8 @@ void cmd_scan(struct conn *c, int argc)
 			kl.all = !pat;
 		} else if (rc == 0 && util_strcaseeq(K(j), "type") && j + 1 < argc) {
 			kl.type = -2; /* an unknown name matches nothing (7.0) */
+			kl.tname = ARGV(c, j + 1);
+			kl.tlen = ARGL(c, j + 1);
 			for (int t = OBJ_STRING; t <= OBJ_HASH; t++)
 				if (util_strcaseeq(K(j + 1), db_type_name(t)))
 					kl.type = t;

@@ -31,6 +31,7 @@
 
 struct conn;
 struct module;
+struct mod_value;
 
 /* RedisModuleString: an immutable byte string (modules may only read it,
  * except through the *String*Set calls we do not implement). */
@@ -68,6 +69,12 @@ struct RedisModuleKey {
 	char *dma; /* StringDMA's copy of the value, written back on close if dirty */
 	size_t dmalen;
 	int dirty;
+	/* The box of the module value the key held when first asked (a
+	 * reference of ours, module_type.c): KeyType, GetType and GetValue see
+	 * one value for the key's life, whatever other workers do to the key
+	 * meanwhile (DEL, RENAME, expiry are not module code and do not wait
+	 * for the module lock). */
+	struct mod_value *mv;
 };
 
 /* What AutoMemory frees when the command returns. */
@@ -186,6 +193,10 @@ struct RedisModuleCtx *module_current_ctx(void);
 void *module_type_api(const char *name);
 void module_type_init(void);
 void module_types_free(struct module *m);
+/* The box of @k's module value (see RedisModuleKey.mv), or NULL; and the
+ * release of the reference the key holds (CloseKey, DeleteKey). */
+struct mod_value *module_key_box(struct RedisModuleKey *k);
+void module_key_release(struct RedisModuleKey *k);
 void module_values_reap(void);
 int module_values_pending(void);
 

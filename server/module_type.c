@@ -377,18 +377,43 @@ static const struct ht_entry *module_entry(Key *k)
 	return e && db_type(e) == OBJ_MODULE ? e : NULL;
 }
 
+/* Online, inside the command's read-side section: the entry found is
+ * valid until the reference is taken, with no quiescent state between. */
+struct mod_value *module_key_box(Key *k)
+{
+	const struct ht_entry *e;
+
+	if (!k)
+		return NULL;
+	if (k->mv)
+		return k->mv;
+	if (!(e = module_entry(k)))
+		return NULL;
+	k->mv = box_of(ht_entry_val(e));
+	atomic_fetch_add(&k->mv->refs, 1);
+	return k->mv;
+}
+
+void module_key_release(Key *k)
+{
+	if (k && k->mv) {
+		box_put(k->mv);
+		k->mv = NULL;
+	}
+}
+
 static Type *api_type_get_type(Key *k)
 {
-	const struct ht_entry *e = module_entry(k);
+	struct mod_value *mv = module_key_box(k);
 
-	return e ? box_of(ht_entry_val(e))->mt : NULL;
+	return mv ? mv->mt : NULL;
 }
 
 static void *api_type_get_value(Key *k)
 {
-	const struct ht_entry *e = module_entry(k);
+	struct mod_value *mv = module_key_box(k);
 
-	return e ? box_of(ht_entry_val(e))->value : NULL;
+	return mv ? mv->value : NULL;
 }
 
 /* Redis's RM_ModuleTypeSetValue(): the key's old value and TTL go, @value
@@ -415,6 +440,9 @@ static int api_type_set_value(Key *k, Type *t, void *value)
 		free(mv); /* the value stays the module's */
 		return ERR;
 	}
+	module_key_release(k);
+	atomic_fetch_add(&mv->refs, 1); /* the key's own, as module_key_box() */
+	k->mv = mv;
 	SRV_DIRTY(k->ctx->c, 1);
 	return OK;
 }

@@ -392,6 +392,20 @@ else
   skip "DUMP and DEL-frees checks: no redis-py or no server"
 fi
 
+# module commands racing the key commands (test_modules_hellotype.py)
+if find_redis_py && ht_up ht-race $((P + 19)) --save "" "${LM[@]}"; then
+  out=$(timeout 120 "$PY" tests/server/test_modules_hellotype.py "$HP" "${MODULES_RACE_S:-5}" 2>&1)
+  rc=$?
+  echo "$out" | sed 's/^/    /'
+  check "hellotype commands racing DEL/RENAME/expiry/SET/COPY/DUMP/BGSAVE (rc $rc)" '[ "$rc" = 0 ]'
+  check "the server is up after the race" '[ "$(redis-cli -p "$HP" ping)" = PONG ]'
+  stop_pid "$hpid"
+  check "the race's server log: no sanitizer report" \
+    '! grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$tmp/ht-race.log"'
+else
+  skip "hellotype race: no redis-py or no server"
+fi
+
 # ---------------------------------------------------- 7. unimplemented API
 # hello.push.native needs RedisModule_ListPush (no lists in rcukv yet): the
 # command fails with the function's name, the key it opened is closed, the

@@ -353,6 +353,29 @@ if rp:
 else:
     a.restore('fromredis', 0, d)
 print('restore-in-rcukv', a.execute_command('hellotype.range', 'fromredis', 0, 9) == [-3, 5, 10])
+def crc64(b):   # Redis's CRC-64/Jones, reflected
+    crc = 0
+    for x in b:
+        crc ^= x
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x95ac9329ac4bc9b5 if crc & 1 else 0)
+    return crc
+def payload(body):
+    b = body + bytes([10, 0])
+    return b + crc64(b).to_bytes(8, 'little')
+body = d[:-10]   # type 7, the 9-byte id, the items, EOF
+bad = {'othertype': body[:2] + bytes([body[2] ^ 0x40]) + body[3:],
+       'encver1': body[:9] + bytes([body[9] | 1]) + body[10:],
+       'extra': body[:-1] + bytes([2, 5, 0]),
+       'wrongop': body[:11] + bytes([5]) + body[12:]}
+for n, bb in bad.items():
+    for who, s in (('rcukv', a), ('redis', b if rp else None)):
+        if s is None or (n == 'wrongop' and who == 'redis'):
+            continue   # redis-server 7.0.15 panics on wrongop (a module load error)
+        try:
+            print('restore', n, who, s.restore('x' + n, 0, payload(bb)))
+        except redis.ResponseError as e:
+            print('restore', n, who, e)
 try:
     a.restore('bad', 0, d[:3] + bytes([d[3] ^ 1]) + d[4:])
     print('bad-restore', 'accepted')
@@ -382,6 +405,14 @@ PYEOF
     stop_pid "$rpid"
   fi
   check "a module value's DUMP payload restores in rcukv" 'echo "$out" | grep -qx "restore-in-rcukv True"'
+  for n in othertype encver1 extra; do
+    check "RESTORE of a module payload ($n): Bad data format" 'echo "$out" | grep -qx "restore $n rcukv Bad data format"'
+    if [ "$RP" != 0 ]; then
+      check "redis-server answers the same to $n" 'echo "$out" | grep -qx "restore $n redis Bad data format"'
+    fi
+  done
+  check "RESTORE of a module payload whose item has the wrong opcode: Bad data format (redis-server 7.0.15 panics)" \
+    'echo "$out" | grep -qx "restore wrongop rcukv Bad data format"'
   check "a payload whose checksum is wrong is refused" 'echo "$out" | grep -q "^bad-restore DUMP payload version or checksum are wrong"'
   check "50000 elements grow used_memory by more than 500 KB" 'echo "$out" | grep -qx "grew True"'
   check "DEL frees the value through the type's free (used_memory falls back)" 'echo "$out" | grep -q "^freed True"'

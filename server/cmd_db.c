@@ -58,12 +58,17 @@ static int xdb_fn(struct ht_rmw *r, void *arg)
 	if (!r->old)
 		return HT_RMW_KEEP;
 	x->found = 1;
+	if (!x->move && db_type(r->old) == OBJ_MODULE) { /* COPY ... DB: as in one db */
+		if (x->replace || !ht_find_rcu(x->dst, x->dkey, x->dklen))
+			x->err = -DB_ENOCOPY;
+		return HT_RMW_KEEP;
+	}
 	if (ht_entry_extern(r->old))
-		lv_entry_dup(NULL, r->old); /* the copy's own reference (a list's root) */
+		db_entry_dup(NULL, r->old); /* the copy's own reference (a list's root) */
 	rc = ht_set(x->dst, x->dkey, x->dklen, ht_entry_val(r->old), ht_entry_vlen_arg(r->old),
 		    r->expire_ms, x->replace ? 0 : HT_SET_NX, NULL);
 	if (rc < 0 && ht_entry_extern(r->old))
-		lv_entry_free(NULL, r->old);
+		db_entry_free(NULL, r->old);
 	if (rc == -EEXIST)
 		return HT_RMW_KEEP;
 	if (rc < 0) {
@@ -85,6 +90,11 @@ static void xdb_run(struct conn *c, int i, struct xdb *x)
 	rcu_thread_online();
 	rc = ht_rmw(db_of(c), K(i), xdb_fn, x);
 	pthread_mutex_unlock(&xdb_lock);
+	if (rc >= 0 && x->err == -DB_ENOCOPY) {
+		db_hit(c, i, 1);
+		reply_error(c, ERR_MODULE_NOCOPY);
+		return;
+	}
 	if (rc < 0 || x->err < 0) {
 		db_reply_ht_err(c, rc < 0 ? rc : x->err);
 		return;

@@ -115,6 +115,7 @@ struct restore_arg {
 	size_t hlen;
 	unsigned char list[LV_HDR]; /* a list payload's value (lval.h) */
 	bool is_list;	/* list[] holds a reference until an entry takes it */
+	bool is_module; /* list[] holds a module value's header (db.h), ditto */
 	bool stored;	/* out: restore_fn stored the value */
 	int64_t expire; /* absolute ms, or HT_NO_EXPIRE */
 	bool replace;
@@ -203,22 +204,44 @@ static int restore_list(void *arg, const struct rdb_pair *p, size_t n)
 	return 0;
 }
 
+/* A module value's payload: its type's rdb_load builds it (module_type.c);
+ * a type no module registered is "Bad data format", as Redis. */
+static int restore_module(void *arg, uint64_t id, struct rdb_module_in *in)
+{
+	struct restore_arg *a = arg;
+	char err[256];
+	int rc = db_mod_hooks.load ? db_mod_hooks.load(id, in, a->list, err, sizeof(err)) : -ENOENT;
+
+	if (rc != 0)
+		return -EBADMSG;
+	a->is_module = true;
+	return 0;
+}
+
+/* Drop the reference list[] holds (a list's or a module value's). */
+static void restore_drop(struct restore_arg *a)
+{
+	if (a->is_list)
+		db_list_drop(a->list);
+	else if (a->is_module)
+		db_mod_hooks.free(a->list);
+	a->is_list = a->is_module = false;
+}
+
 static int restore_payload(struct conn *c, struct restore_arg *a, void **val)
 {
 	enum rdb_kind kind = RDB_KIND_STRING;
-	struct rdb_restore_sinks sinks = {restore_hash, restore_set, restore_zset, restore_list, a};
+	struct rdb_restore_sinks sinks = {restore_hash, restore_set, restore_zset, restore_list,
+					  restore_module, a};
 	int rc = rdb_restore_typed(K(3), val, &a->vlen, &kind, &sinks);
 
-	if (rc == 0 && a->is_list) {
+	if (rc == 0 && (a->is_list || a->is_module)) {
 		*val = NULL;
 		a->val = a->list;
-		a->vlen = LV_VLEN;
+		a->vlen = a->is_list ? LV_VLEN : DB_MODULE_VLEN;
 		return 0;
 	}
-	if (a->is_list) { /* built, then the payload failed */
-		db_list_drop(a->list);
-		a->is_list = false;
-	}
+	restore_drop(a); /* built, then the payload failed */
 
 	if (rc == 0 && a->hash) {
 		*val = a->hash;
@@ -279,8 +302,8 @@ void cmd_restore(struct conn *c, int argc)
 	a.replace = o.replace;
 	rc = ht_rmw(db_of(c), K(1), restore_fn, &a);
 	free(val);
-	if (a.is_list && !(rc == HT_RMW_STORE && a.stored))
-		db_list_drop(a.list); /* not stored: the reference is ours */
+	if (!(rc == HT_RMW_STORE && a.stored))
+		restore_drop(&a); /* not stored: the reference is ours */
 	if (rc < 0) {
 		db_reply_ht_err(c, rc);
 		return;

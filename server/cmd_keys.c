@@ -51,12 +51,16 @@ static int move_fn(struct ht_txn *tx, void *argp)
 		a->result = 0;
 		return 0;
 	}
+	if (a->copy && db_type(src) == OBJ_MODULE) { /* no type here has a copy callback */
+		a->result = -2;
+		return 0;
+	}
 	if (ht_entry_extern(src))
-		lv_entry_dup(NULL, src); /* the copy's own reference (a list's root) */
+		db_entry_dup(NULL, src); /* the copy's own reference (a list's root) */
 	rc = ht_txn_set(tx, 1, ht_entry_val(src), ht_entry_vlen_arg(src), ht_entry_expire(src));
 	if (rc < 0) {
 		if (ht_entry_extern(src))
-			lv_entry_free(NULL, src);
+			db_entry_free(NULL, src);
 		return rc;
 	}
 	if (!a->copy)
@@ -141,7 +145,11 @@ void cmd_copy(struct conn *c, int argc)
 	}
 	rc = db_run_txn(c, 2, idx, move_fn, &a);
 	if (rc >= 0)
-		db_hit(c, 1, a.result >= 0); /* the source, as lookupKeyRead() */
+		db_hit(c, 1, a.result != -1); /* the source, as lookupKeyRead() */
+	if (rc >= 0 && a.result == -2) {
+		reply_error(c, ERR_MODULE_NOCOPY);
+		return;
+	}
 	if (rc >= 0 && a.result > 0) {
 		SRV_DIRTY(c, 1);
 		db_notify(c, NOTIFY_GENERIC, "copy_to", 2);
@@ -209,7 +217,7 @@ void cmd_type(struct conn *c, int argc)
 
 	(void)argc;
 	db_hit(c, 1, e != NULL);
-	reply_simple(c, e ? db_type_name(db_type(e)) : "none");
+	reply_simple(c, e ? db_entry_type_name(e) : "none");
 }
 
 /* ----------------------------------------------------- KEYS, SCAN, ... */
@@ -222,6 +230,9 @@ struct keylist {
 	size_t plen;
 	int all;
 	int type; /* SCAN TYPE: only keys of this type; -1 any, -2 none */
+	const char *tname; /* SCAN TYPE's name when it names no core type (a
+			    * module type's, matched as Redis 7.0 does) */
+	size_t tlen;
 };
 
 static void keylist_add(struct keylist *kl, const void *k, size_t l)
@@ -242,8 +253,14 @@ static int keys_fn(const struct ht_entry *e, void *arg)
 	const char *k = ht_entry_key(e);
 	size_t l = ht_entry_klen(e);
 
-	if (kl->type != -1 && db_type(e) != kl->type)
+	if (kl->type == -2 && kl->tname) {
+		const char *n = db_type(e) == OBJ_MODULE ? db_entry_type_name(e) : NULL;
+
+		if (!n || !util_strcaseeq(kl->tname, kl->tlen, n))
+			return 0;
+	} else if (kl->type != -1 && db_type(e) != kl->type) {
 		return 0;
+	}
 	if (kl->all || util_glob_match(kl->pat, kl->plen, k, l, 0))
 		keylist_add(kl, k, l);
 	return 0;
@@ -300,6 +317,8 @@ void cmd_scan(struct conn *c, int argc)
 			kl.all = !pat;
 		} else if (rc == 0 && util_strcaseeq(K(j), "type") && j + 1 < argc) {
 			kl.type = -2; /* an unknown name matches nothing (7.0) */
+			kl.tname = ARGV(c, j + 1);
+			kl.tlen = ARGL(c, j + 1);
 			for (int t = OBJ_STRING; t <= OBJ_HASH; t++)
 				if (util_strcaseeq(K(j + 1), db_type_name(t)))
 					kl.type = t;

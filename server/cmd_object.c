@@ -144,8 +144,15 @@ void cmd_memory_usage(struct conn *c, int argc)
 			return;
 		}
 	}
-	if ((e = lookup_notouch(c, 2)))
+	if (!(e = lookup_notouch(c, 2)))
+		return;
+	if (db_type(e) == OBJ_MODULE) { /* the type's mem_usage, as Redis */
+		size_t n = mem_entry_footprint(e); /* before: mem may wait offline */
+
+		reply_int(c, (long long)(n + db_mod_hooks.mem(ht_entry_val(e))));
+	} else {
 		reply_int(c, (long long)mem_entry_footprint(e));
+	}
 }
 
 /* MEMORY STATS's "db.N" maps, one per non-empty database as Redis: the

@@ -106,13 +106,47 @@ void db_init(void)
 		atomic_init(&g_dbs[i], ht);
 		atomic_init(&avg_ttl[i], 0);
 		ht_watch_hook(ht, key_changed, ht);
-		ht_extern_hook(ht, lv_entry_dup, lv_entry_free, NULL); /* lists' chunks */
+		ht_extern_hook(ht, db_entry_dup, db_entry_free, NULL); /* lists', module values */
 		ht_remove_hook(ht, entry_removed, ht);
 	}
 	lv_set_poison(opt.poison_frees);
 	multi_init(table_of);
 	tracking_init(watch_all);
 	notify_init(watch_all);
+}
+
+struct db_module_hooks db_mod_hooks; /* set before the workers start, read-only after */
+
+void db_set_module_hooks(const struct db_module_hooks *h)
+{
+	db_mod_hooks = *h;
+}
+
+void db_entry_dup(void *arg, const struct ht_entry *e)
+{
+	if (db_type(e) == OBJ_MODULE) {
+		if (db_mod_hooks.dup)
+			db_mod_hooks.dup(ht_entry_val(e));
+		return;
+	}
+	lv_entry_dup(arg, e);
+}
+
+void db_entry_free(void *arg, const struct ht_entry *e)
+{
+	if (db_type(e) == OBJ_MODULE) {
+		if (db_mod_hooks.free)
+			db_mod_hooks.free(ht_entry_val(e));
+		return;
+	}
+	lv_entry_free(arg, e);
+}
+
+const char *db_entry_type_name(const struct ht_entry *e)
+{
+	if (db_type(e) == OBJ_MODULE && db_mod_hooks.type_name)
+		return db_mod_hooks.type_name(ht_entry_val(e));
+	return db_type_name(db_type(e));
 }
 
 void db_set_repl_hooks(const struct db_repl_hooks *h)
@@ -533,6 +567,8 @@ const char *db_encoding(const struct ht_entry *e)
 		return zv_enc(ht_entry_val(e)) == ZV_ENC_SKIPLIST ? "skiplist" : "listpack";
 	if (db_type(e) == OBJ_LIST)
 		return "quicklist"; /* Redis 7.0: every list */
+	if (db_type(e) == OBJ_MODULE)
+		return "raw"; /* Redis 7.0: a module value is OBJ_ENCODING_RAW */
 	return db_str_encoding(e, NULL);
 }
 

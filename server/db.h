@@ -157,6 +157,48 @@ int db_run_txn(struct conn *c, size_t n, const int *argidx, ht_txn_fn fn, void *
 #define OBJ_SET 2
 #define OBJ_ZSET 3
 #define OBJ_HASH 4
+/* A module data type's value (docs/modules.md, "Data types"): a 24-byte
+ * header stored with HT_VAL_TAGGED | HT_VAL_EXTERN, [u8 OBJ_MODULE][7 bytes
+ * 0][pointer to the module layer's value][u64 external bytes].  The db layer
+ * never looks behind the pointer: it calls the hooks below. */
+#define OBJ_MODULE 5
+#define DB_MODULE_HDR 24
+#define DB_MODULE_VLEN ((size_t)DB_MODULE_HDR | HT_VAL_TAGGED | HT_VAL_EXTERN)
+
+struct rdb_writer;
+struct rdb_module_in;
+/* What the module layer (module_type.c, layer 7) does for a module value,
+ * registered once at start-up before any worker runs (db_set_module_hooks()):
+ * @dup takes one more reference for a copy of the entry, @free drops one
+ * (the last frees the value through its type's free callback, under the
+ * module lock; the table calls it after the entry's grace periods), both
+ * any thread, no lock held that the module lock nests inside, never
+ * blocking; @type_name is TYPE's answer (the type's 9-char name; any
+ * thread holding the entry); @save writes the whole RDB record (@expire_ms
+ * -1: none); @dump makes the DUMP payload (0 or -errno; -ENOTSUP: the type
+ * cannot be saved); @mem is MEMORY USAGE's part for the value. */
+struct db_module_hooks {
+	void (*dup)(const void *val);
+	void (*free)(const void *val);
+	const char *(*type_name)(const void *val);
+	int (*save)(struct rdb_writer *w, const void *key, size_t klen, const void *val,
+		    int64_t expire_ms);
+	int (*dump)(const void *val, int compress, void **out, size_t *outlen);
+	size_t (*mem)(const void *val);
+	/* Loading (RDB, RESTORE): the value of type @id read from @in into the
+	 * DB_MODULE_HDR bytes at @hdr (the entry that stores it owns the
+	 * reference; else db_mod_hooks.free(@hdr)); 0, or -errno with @err
+	 * set to Redis's message. */
+	int (*load)(uint64_t id, struct rdb_module_in *in, void *hdr, char *err, size_t errlen);
+};
+void db_set_module_hooks(const struct db_module_hooks *h);
+extern struct db_module_hooks db_mod_hooks;
+/* The table's extern hooks for every external value (lists, module values),
+ * and what RENAME/COPY/MOVE call around storing a copy of @e. */
+void db_entry_dup(void *arg, const struct ht_entry *e);
+void db_entry_free(void *arg, const struct ht_entry *e);
+/* TYPE's answer for entry @e: db_type_name(), or a module type's name. */
+const char *db_entry_type_name(const struct ht_entry *e);
 
 static inline int db_type(const struct ht_entry *e)
 {
@@ -215,6 +257,10 @@ int db_is_str(struct conn *c, const struct ht_entry *e);
 /* A read-modify-write callback's "wrong type" (db_reply_ht_err() answers
  * WRONGTYPE for it). */
 #define DB_EWRONGTYPE 1100
+/* COPY of a module value whose type has no copy callback (Redis's
+ * moduleTypeDupOrReply()): the error, and an rmw callback's code for it. */
+#define ERR_MODULE_NOCOPY "-ERR not supported for this module key"
+#define DB_ENOCOPY 1101
 
 /* Reply an entry's value as a bulk string. */
 void reply_entry_val(struct conn *c, const struct ht_entry *e);

@@ -159,10 +159,46 @@ static void gil_enter(void)
 	rcu_thread_online();
 }
 
+/* At the outermost leave, the module values whose frees found the lock
+ * taken are freed (module_type.c); then, unlocked, a free queued meanwhile
+ * by a thread that could not take it is run by whoever takes it next: the
+ * queuer tries after queueing, we try after unlocking, so one of us does. */
 static void gil_leave(void)
 {
-	if (--gil_depth == 0)
+	if (--gil_depth)
+		return;
+	module_values_reap();
+	pthread_mutex_unlock(&gil);
+	while (module_values_pending() && pthread_mutex_trylock(&gil) == 0) {
+		module_values_reap();
 		pthread_mutex_unlock(&gil);
+	}
+}
+
+int module_gil_try(void)
+{
+	if (gil_depth || pthread_mutex_trylock(&gil) != 0)
+		return 0;
+	gil_depth = 1;
+	return 1;
+}
+
+void module_gil_spin(void)
+{
+	if (gil_depth++)
+		return;
+	while (pthread_mutex_trylock(&gil) != 0)
+		sched_yield();
+}
+
+void module_gil_enter(void)
+{
+	gil_enter();
+}
+
+void module_gil_leave(void)
+{
+	gil_leave();
 }
 
 void cmd_module_proc(struct conn *c, int argc)
@@ -368,6 +404,7 @@ static void timers_fini(void)
 
 static void module_free(struct module *m)
 {
+	module_types_free(m);
 	module_dict_free_all(m);
 	for (int i = 0; i < m->ncmds; i++) {
 		free(m->cmds[i]->name);
@@ -545,6 +582,9 @@ static const char *module_unload(const char *name, struct worker *w)
 	if (!*pp)
 		return "Error unloading module: no such module with that name";
 	m = *pp;
+	if (m->types) /* as Redis 7.0, whether or not a key holds one */
+		return "Error unloading module: the module exports one or more module-side data "
+		       "types, can't unload";
 	if (atomic_load_explicit(&unload_scheme, memory_order_relaxed) == 1)
 		return unload_frozen(pp, m, w);
 	/* 1. deactivate */
@@ -724,6 +764,7 @@ void cmd_module_unload(struct conn *c, int argc)
 
 void module_init(void)
 {
+	module_type_init();
 	for (int i = 0; i < nload_lines; i++) {
 		char *line = load_lines[i], *words[64], *sp;
 		size_t lens[64];

@@ -27,9 +27,11 @@
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct conn;
 struct module;
+struct mod_value;
 
 /* RedisModuleString: an immutable byte string (modules may only read it,
  * except through the *String*Set calls we do not implement). */
@@ -67,6 +69,12 @@ struct RedisModuleKey {
 	char *dma; /* StringDMA's copy of the value, written back on close if dirty */
 	size_t dmalen;
 	int dirty;
+	/* The box of the module value the key held when first asked (a
+	 * reference of ours, module_type.c): KeyType, GetType and GetValue see
+	 * one value for the key's life, whatever other workers do to the key
+	 * meanwhile (DEL, RENAME, expiry are not module code and do not wait
+	 * for the module lock). */
+	struct mod_value *mv;
 };
 
 /* What AutoMemory frees when the command returns. */
@@ -105,6 +113,25 @@ struct mod_cmd {
 	int first, last, step;
 };
 
+/* A module data type (RedisModule_CreateDataType; module_type.c).  Made in
+ * the module's OnLoad, immutable after it, freed with its module (a module
+ * that has one cannot unload, as in Redis). */
+struct RedisModuleIO;
+struct RedisModuleDigest;
+struct RedisModuleType {
+	uint64_t id; /* the 9 name characters, 6 bits each, then the encver's 10 */
+	struct module *m;
+	struct RedisModuleType *next; /* its module's list */
+	struct RedisModuleType *gnext; /* every type (types_lock, module_type.c) */
+	char name[10];
+	void *(*rdb_load)(struct RedisModuleIO *io, int encver);
+	void (*rdb_save)(struct RedisModuleIO *io, void *value);
+	void (*aof_rewrite)(struct RedisModuleIO *io, struct RedisModuleString *key, void *value);
+	size_t (*mem_usage)(const void *value);
+	void (*digest)(struct RedisModuleDigest *md, void *value);
+	void (*free)(void *value);
+};
+
 struct module {
 	struct module *next; /* mod_lock */
 	char *name;	     /* SetModuleAttribs; NULL until then */
@@ -123,6 +150,7 @@ struct module {
 	struct RedisModuleDict *dicts; /* its dicts not freed (module_dict.c; under the
 				      * module lock, as every module callback) */
 	struct RedisModuleString *strings; /* the strings it holds (module_api.c; ditto) */
+	struct RedisModuleType *types;	   /* its data types (set in OnLoad) */
 };
 
 /* module_api.c */
@@ -158,7 +186,30 @@ void module_dict_free_all(struct module *m);
 /* module_api.c: this thread's innermost module context, or NULL. */
 struct RedisModuleCtx *module_current_ctx(void);
 
+/* module_type.c: the data type API functions by full name (NULL: not one
+ * of them); the db hooks, registered by module_init(); the free of @m's
+ * types (a failed load, exit); the frees the module lock held off, run by
+ * its holder before it lets go (module.c's gil_leave()). */
+void *module_type_api(const char *name);
+void module_type_init(void);
+void module_types_free(struct module *m);
+/* The box of @k's module value (see RedisModuleKey.mv), or NULL; and the
+ * release of the reference the key holds (CloseKey, DeleteKey). */
+struct mod_value *module_key_box(struct RedisModuleKey *k);
+void module_key_release(struct RedisModuleKey *k);
+void module_values_reap(void);
+int module_values_pending(void);
+
 /* module.c */
+/* The module lock (Redis's GIL, see module.c): try it (1: taken, only when
+ * this thread does not hold it), take it spinning online (a thread inside
+ * ht_snapshot()), let it go. */
+int module_gil_try(void);
+void module_gil_spin(void);
+/* Take it as a module command does (offline while it waits: a registered
+ * thread, online, that holds no pointer the wait could free). */
+void module_gil_enter(void);
+void module_gil_leave(void);
 /* RedisModule_CreateTimer/StopTimer: a timer on the event loop of the
  * calling client's worker.  Return its id, 0 without a client. */
 unsigned long long module_timer_create(struct RedisModuleCtx *ctx, long long ms, void *cb,

@@ -55,6 +55,7 @@
 #define RT_NULL 4
 #define KT_EMPTY 0
 #define KT_STRING 1
+#define KT_MODULE 6
 
 typedef struct RedisModuleCtx Ctx;
 typedef struct RedisModuleString Str;
@@ -791,6 +792,7 @@ static int key_type(Key *k)
 		return KT_EMPTY;
 	r = kcall(k, "type", NULL, 0, NULL);
 	if (r && r->type == RT_STRING) {
+		t = KT_MODULE; /* TYPE answers a module type's name */
 		static const char *const names[] = {"none", "string", "list", "hash",
 						    "set",  "zset",   "",     "stream"};
 
@@ -838,6 +840,7 @@ static void key_close(Key *k)
 	if (!k)
 		return;
 	key_flush(k);
+	module_key_release(k);
 	module_string_free(NULL, k->name);
 	free(k);
 }
@@ -854,7 +857,17 @@ static int api_key_type(Key *k)
 {
 	if (k && k->dma)
 		return KT_STRING;
-	return key_type(k);
+	for (int i = 0; i < 3; i++) {
+		int t;
+
+		if (module_key_box(k)) /* once seen, the key's value for its life */
+			return KT_MODULE;
+		if ((t = key_type(k)) != KT_MODULE)
+			return t;
+		/* TYPE saw a module value the lookup before it did not: another
+		 * worker made it meanwhile (RENAME, RESTORE); look again */
+	}
+	return KT_EMPTY; /* it keeps changing under us: call it gone */
 }
 
 static size_t api_value_length(Key *k)
@@ -882,6 +895,7 @@ static int api_delete_key(Key *k)
 	free(k->dma);
 	k->dma = NULL;
 	k->dirty = 0;
+	module_key_release(k);
 	call_reply_free(kcall(k, "del", NULL, 0, NULL));
 	return OK;
 }
@@ -1322,7 +1336,7 @@ int module_api_get(const char *name, void *out)
 			return OK;
 		}
 	}
-	if ((*(void **)out = module_dict_api(name)))
+	if ((*(void **)out = module_dict_api(name)) || (*(void **)out = module_type_api(name)))
 		return OK;
 	*(void **)out = stub_for(name);
 	return ERR;

@@ -376,6 +376,8 @@ int persist_dump(const struct ht_entry *e, void **out, size_t *outlen)
 	size_t n;
 	struct rdb_pair *p;
 	int r;
+	if (db_type(e) == OBJ_MODULE)
+		return db_mod_hooks.dump(ht_entry_val(e), persist_rdbcompression(), out, outlen);
 	if (db_type(e) == OBJ_LIST) {
 		p = db_list_elems(e, &n);
 		r = rdb_dump_list(p, n, persist_rdbcompression(), out, outlen);
@@ -479,6 +481,9 @@ static int save_one(const struct ht_entry *e, void *arg)
 		r = save_set(s->w, e, x == HT_NO_EXPIRE ? -1 : x);
 	else if (db_type(e) == OBJ_ZSET)
 		r = save_zset(s->w, e, x == HT_NO_EXPIRE ? -1 : x);
+	else if (db_type(e) == OBJ_MODULE)
+		r = db_mod_hooks.save(s->w, ht_entry_key(e), ht_entry_klen(e), ht_entry_val(e),
+				      x == HT_NO_EXPIRE ? -1 : x);
 	else
 		r = rdb_write_string_kv(s->w, ht_entry_key(e), ht_entry_klen(e), ht_entry_val(e),
 					ht_entry_vlen(e), x == HT_NO_EXPIRE ? -1 : x);
@@ -1139,6 +1144,29 @@ static int load_list_kv(void *arg, const struct rdb_kv *kv, const struct rdb_pai
 	return load_key_stored(l, kv, r);
 }
 
+/* A module value key (RDB_TYPE_MODULE_2): its type's rdb_load reads it
+ * (module_type.c), the entry stored NX owns it, or it is dropped. */
+static int load_module_kv(void *arg, const struct rdb_kv *kv, uint64_t id,
+			  struct rdb_module_in *in)
+{
+	struct load_ctx *l = arg;
+	unsigned char hdr[DB_MODULE_HDR];
+	int r;
+
+	if ((r = load_key_begin(l, kv)) != 0)
+		return r < 0 ? r : 1; /* skipped: the reader parses past it */
+	if ((r = db_mod_hooks.load(id, in, hdr, l->err, sizeof(l->err))) != 0) {
+		rdb_module_fail(in, l->err);
+		return r;
+	}
+	r = ht_set(l->ht, kv->key, kv->klen, hdr, DB_MODULE_VLEN,
+		   kv->expire_ms < 0 ? HT_NO_EXPIRE : kv->expire_ms, l->replace ? 0 : HT_SET_NX,
+		   NULL);
+	if (r != 0)
+		db_mod_hooks.free(hdr);
+	return load_key_stored(l, kv, r);
+}
+
 /* RESIZEDB: size the table once for the keys to come rather than grow it
  * doubling by doubling under the load (each step waits for grace periods).
  * The loader holds no table reference here: offline while it waits. */
@@ -1188,6 +1216,7 @@ static int load_file(const char *path, int replace)
 	struct rdb_load_cbs cb = {.string_kv = load_kv,
 				  .hash_kv = load_hash_kv,
 				  .list_kv = load_list_kv,
+				  .module_kv = load_module_kv,
 				  .set_kv = load_set_kv,
 				  .zset_kv = load_zset_kv,
 				  .aux = load_aux,

@@ -714,7 +714,99 @@ void rdb_writer_free(struct rdb_writer *w)
 	free(w);
 }
 
+/* ------------------------------------------------------- module values */
+
+void rdb_module_put_uint(struct rdb_writer *w, uint64_t v)
+{
+	w_len(w, MOP_UINT);
+	w_len(w, v);
+}
+
+void rdb_module_put_sint(struct rdb_writer *w, int64_t v)
+{
+	w_len(w, MOP_UINT); /* as Redis 7.0's RM_SaveSigned(): an unsigned */
+	w_len(w, (uint64_t)v);
+}
+
+void rdb_module_put_string(struct rdb_writer *w, const void *p, size_t n)
+{
+	w_len(w, MOP_STRING);
+	w_string(w, p, n);
+}
+
+static void w_le(struct rdb_writer *w, uint64_t u, int n)
+{
+	unsigned char b[8];
+
+	for (int k = 0; k < n; k++)
+		b[k] = (unsigned char)(u >> (8 * k));
+	w_put(w, b, (size_t)n);
+}
+
+void rdb_module_put_double(struct rdb_writer *w, double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, 8);
+	w_len(w, MOP_DOUBLE);
+	w_le(w, u, 8);
+}
+
+void rdb_module_put_float(struct rdb_writer *w, float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	w_len(w, MOP_FLOAT);
+	w_le(w, u, 4);
+}
+
+/* A module value after its type byte (and key): id, body, EOF opcode. */
+static int w_module_body(struct rdb_writer *w, uint64_t id, rdb_module_body_fn body, void *arg)
+{
+	int r;
+
+	w_len(w, id);
+	if ((r = body(arg, w)) < 0)
+		return r;
+	return w_len(w, MOP_EOF);
+}
+
+static int w_module_value(struct rdb_writer *w, uint64_t id, rdb_module_body_fn body, void *arg)
+{
+	w_byte(w, RDB_TYPE_MODULE_2);
+	return w_module_body(w, id, body, arg);
+}
+
+int rdb_write_module_kv(struct rdb_writer *w, const void *key, size_t klen, uint64_t id,
+			rdb_module_body_fn body, void *arg, int64_t expire_ms)
+{
+	w_expire(w, expire_ms);
+	w_byte(w, RDB_TYPE_MODULE_2);
+	w_string(w, key, klen);
+	return w_module_body(w, id, body, arg);
+}
+
 /* ------------------------------------------------------- DUMP payloads */
+
+/* A DUMP payload's end: the version and the CRC after the value @w holds
+ * (unless @r, the value's error, is set), handed out in *@out; @w freed. */
+static int dump_finish(struct rdb_writer *w, int r, void **out, size_t *outlen)
+{
+	static const unsigned char ver[2] = {RDB_DUMP_VERSION & 0xff, RDB_DUMP_VERSION >> 8};
+
+	if (r >= 0) {
+		w_put(w, ver, sizeof(ver));
+		r = w_crc_trailer(w);
+	}
+	if (!r) {
+		*out = w->mem;
+		*outlen = (size_t)w->flushed;
+		w->mem = NULL;
+	}
+	rdb_writer_free(w);
+	return r < 0 ? r : 0;
+}
 
 /* A DUMP payload: string @val (@p and @z NULL), hash @p[@n] (or set
  * @p[@n] when @set) or sorted set @z[@n]. */
@@ -722,9 +814,7 @@ static int dump_value(const void *val, size_t vlen, const struct rdb_pair *p,
 		      const struct rdb_zel *z, size_t n, bool set, bool compress, void **out,
 		      size_t *outlen)
 {
-	static const unsigned char ver[2] = {RDB_DUMP_VERSION & 0xff, RDB_DUMP_VERSION >> 8};
 	struct rdb_writer *w = w_alloc(-1, compress, true);
-	int r;
 
 	if (!w)
 		return -ENOMEM;
@@ -741,15 +831,7 @@ static int dump_value(const void *val, size_t vlen, const struct rdb_pair *p,
 		w_byte(w, 0); /* RDB_TYPE_STRING */
 		w_string(w, val, vlen);
 	}
-	w_put(w, ver, sizeof(ver));
-	r = w_crc_trailer(w);
-	if (!r) {
-		*out = w->mem;
-		*outlen = (size_t)w->flushed;
-		w->mem = NULL;
-	}
-	rdb_writer_free(w);
-	return r;
+	return dump_finish(w, 0, out, outlen);
 }
 
 int rdb_dump_set(const struct rdb_pair *m, size_t n, bool compress, void **out, size_t *outlen)
@@ -778,25 +860,25 @@ int rdb_dump_zset(const struct rdb_zel *e, size_t n, bool compress, void **out, 
 	return dump_value(NULL, 0, NULL, n ? e : &none, n, false, compress, out, outlen);
 }
 
+int rdb_dump_module(uint64_t id, rdb_module_body_fn body, void *arg, bool compress, void **out,
+		    size_t *outlen)
+{
+	struct rdb_writer *w = w_alloc(-1, compress, true);
+
+	if (!w)
+		return -ENOMEM;
+	return dump_finish(w, w_module_value(w, id, body, arg), out, outlen);
+}
+
 int rdb_dump_list(const struct rdb_pair *e, size_t n, bool compress, void **out, size_t *outlen)
 {
-	static const unsigned char ver[2] = {RDB_DUMP_VERSION & 0xff, RDB_DUMP_VERSION >> 8};
 	struct rdb_writer *w = w_alloc(-1, compress, true);
-	int r;
 
 	if (!w)
 		return -ENOMEM;
 	w_byte(w, RDB_TYPE_LIST_QUICKLIST_2);
 	w_list_value(w, e, n);
-	w_put(w, ver, sizeof(ver));
-	r = w_crc_trailer(w);
-	if (!r) {
-		*out = w->mem;
-		*outlen = (size_t)w->flushed;
-		w->mem = NULL;
-	}
-	rdb_writer_free(w);
-	return r;
+	return dump_finish(w, 0, out, outlen);
 }
 
 /* ----------------------------------------------------------- save file */
@@ -1552,6 +1634,116 @@ static int rd_meta(struct rd *r, unsigned type, uint64_t start, struct rd_ctx *x
 	default:
 		return RD_NOT_MINE;
 	}
+}
+
+/* ------------------------------------------- module values, reader side */
+
+/* The next module item's opcode, which must be @want (its name @what). */
+static int rd_mop(struct rd *r, uint64_t want, const char *what)
+{
+	uint64_t start = r->off, op;
+
+	if (rd_len(r, &op, NULL, "module opcode"))
+		return -1;
+	if (op != want) {
+		rd_fail_at(r, start, -EBADMSG, "module value: expected %s, found opcode %llu", what,
+			   (unsigned long long)op);
+		return -1;
+	}
+	return 0;
+}
+
+int rdb_module_get_uint(struct rdb_module_in *in, uint64_t *v)
+{
+	struct rd *r = (struct rd *)in;
+
+	if (r->err || rd_mop(r, MOP_UINT, "an unsigned") || rd_len(r, v, NULL, "module unsigned"))
+		return -1;
+	return 0;
+}
+
+int rdb_module_get_sint(struct rdb_module_in *in, int64_t *v)
+{
+	struct rd *r = (struct rd *)in;
+	uint64_t u;
+
+	if (r->err || rd_mop(r, MOP_UINT, "a signed") || rd_len(r, &u, NULL, "module signed"))
+		return -1;
+	*v = (int64_t)u;
+	return 0;
+}
+
+int rdb_module_get_string(struct rdb_module_in *in, char **p, size_t *n)
+{
+	struct rd *r = (struct rd *)in;
+	struct sbuf sb = {0};
+
+	if (r->err || rd_mop(r, MOP_STRING, "a string") || rd_string(r, &sb, "module string")) {
+		free(sb.p);
+		return -1;
+	}
+	if (!sb.p && !(sb.p = calloc(1, 1))) {
+		rd_fail(r, -ENOMEM, "module string");
+		return -1;
+	}
+	*p = (char *)sb.p;
+	*n = sb.len;
+	return 0;
+}
+
+static int rd_le(struct rd *r, uint64_t mop, int n, uint64_t *u, const char *what)
+{
+	unsigned char b[8];
+
+	if (r->err || rd_mop(r, mop, what) || rd_read(r, b, (uint64_t)n, what))
+		return -1;
+	*u = le_u64(b, n);
+	return 0;
+}
+
+int rdb_module_get_double(struct rdb_module_in *in, double *d)
+{
+	uint64_t u;
+
+	if (rd_le((struct rd *)in, MOP_DOUBLE, 8, &u, "a double"))
+		return -1;
+	memcpy(d, &u, 8);
+	return 0;
+}
+
+int rdb_module_get_float(struct rdb_module_in *in, float *f)
+{
+	uint64_t u;
+	uint32_t v;
+
+	if (rd_le((struct rd *)in, MOP_FLOAT, 4, &u, "a float"))
+		return -1;
+	v = (uint32_t)u;
+	memcpy(f, &v, 4);
+	return 0;
+}
+
+void rdb_module_fail(struct rdb_module_in *in, const char *msg)
+{
+	struct rd *r = (struct rd *)in;
+
+	rd_fail_at(r, r->off, -EBADMSG, "%s", msg);
+}
+
+/* After a module value's body: its EOF opcode.  Return: 0, or the error. */
+static int rd_module_eof(struct rd *r)
+{
+	uint64_t start = r->off, op;
+
+	if (r->err)
+		return r->err;
+	if (rd_len(r, &op, NULL, "module opcode"))
+		return r->err;
+	if (op != MOP_EOF)
+		return rd_fail_at(r, start, -EBADMSG,
+				  "the module value's load left data behind (opcode %llu, not EOF)",
+				  (unsigned long long)op);
+	return 0;
 }
 
 /* The key record just read (key, expiry, IDLE/FREQ, offsets) into @kv,
@@ -2357,6 +2549,25 @@ static int rd_key_record(struct rd *r, unsigned type, uint64_t start, struct rd_
 
 		if (rd_list(r, type, &k))
 			return r->err;
+	} else if (type == RDB_TYPE_MODULE_2 && x->cb->module_kv) {
+		struct rdb_kv kv;
+		uint64_t id;
+		int rc;
+
+		if (rd_len(r, &id, NULL, "module id"))
+			return r->err;
+		rd_kv_fill(r, x, &kv);
+		rc = x->cb->module_kv(x->cb->arg, &kv, id, (struct rdb_module_in *)r);
+		if (r->err)
+			return r->err;
+		if (rc < 0) {
+			*cr = rc;
+		} else if (rc == 1) {
+			if (rd_skip_module(r))
+				return r->err;
+		} else if (rd_module_eof(r)) {
+			return r->err;
+		}
 	} else if (x->o->skip_unsupported && type != 6) {
 		if (rd_skip_value(r, type))
 			return r->err;
@@ -2594,6 +2805,22 @@ static int rd_payload_value(struct rd *r, enum rdb_kind *kind, const struct rest
 		if (rd_list(r, type, &k))
 			return r->err;
 		return cr < 0 ? cr : 1; /* 1: a list, given to the sink */
+	}
+	if (type == RDB_TYPE_MODULE_2 && hs && hs->module) {
+		uint64_t id;
+		int rc;
+
+		*kind = RDB_KIND_MODULE;
+		if (rd_len(r, &id, NULL, "module id"))
+			return r->err;
+		rc = hs->module(hs->arg, id, (struct rdb_module_in *)r);
+		if (r->err)
+			return r->err;
+		if (rc != 0)
+			return rc < 0 ? rc : -EBADMSG;
+		if (rd_module_eof(r))
+			return r->err;
+		return 1; /* given to the sink */
 	}
 	if (type > RDB_DUMP_MAX_TYPE || !type_tab[type].known ||
 	    type_tab[type].kind == RDB_KIND_MODULE)

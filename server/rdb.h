@@ -183,6 +183,54 @@ int rdb_write_zset_kv(struct rdb_writer *w, const void *key, size_t klen,
  */
 int rdb_write_list_kv(struct rdb_writer *w, const void *key, size_t klen,
 		      const struct rdb_pair *e, size_t n, int64_t expire_ms);
+/*
+ * Module data types (docs/modules.md, "Data types"): RDB_TYPE_MODULE_2, as
+ * Redis 7.0 writes it: the 64-bit module type id (rdbSaveLen), then what the
+ * type's rdb_save callback writes, each item behind an opcode (RDB_MODULE_
+ * OPCODE_*: SINT 1, UINT 2, FLOAT 3, DOUBLE 4, STRING 5), then the EOF
+ * opcode 0.  This layer knows the framing only: @body is the module layer's
+ * function, which writes the items with rdb_module_put_*().
+ */
+#define RDB_TYPE_MODULE_2 7
+typedef int (*rdb_module_body_fn)(void *arg, struct rdb_writer *w);
+/**
+ * rdb_write_module_kv() - one module value key, with its expiry.
+ * @id: the module type id (name and encoding version, Redis's encoding).
+ * @body, @arg: writes the value's items; returns 0 or -errno.
+ * Context and return: as rdb_write_string_kv(); or @body's error.
+ */
+int rdb_write_module_kv(struct rdb_writer *w, const void *key, size_t klen, uint64_t id,
+			rdb_module_body_fn body, void *arg, int64_t expire_ms);
+/* One item of a module value (RedisModule_Save*): Unsigned, Signed (the
+ * two's complement behind the UINT opcode, as Redis 7.0 writes it: SINT is
+ * never used), String (the string
+ * rules above), Double (8 bytes LE), Float (4 bytes LE).  Errors are the
+ * writer's, sticky. */
+void rdb_module_put_uint(struct rdb_writer *w, uint64_t v);
+void rdb_module_put_sint(struct rdb_writer *w, int64_t v);
+void rdb_module_put_string(struct rdb_writer *w, const void *p, size_t n);
+void rdb_module_put_double(struct rdb_writer *w, double d);
+void rdb_module_put_float(struct rdb_writer *w, float f);
+/* The reader's side, given to the module_kv callback: 0 and the item, or
+ * -1 when the next item is not of that kind or the file is short (the load
+ * then fails, its message naming the offset).  get_string mallocs *@p
+ * (@n bytes and a NUL). */
+struct rdb_module_in;
+int rdb_module_get_uint(struct rdb_module_in *in, uint64_t *v);
+int rdb_module_get_sint(struct rdb_module_in *in, int64_t *v);
+int rdb_module_get_string(struct rdb_module_in *in, char **p, size_t *n);
+int rdb_module_get_double(struct rdb_module_in *in, double *d);
+int rdb_module_get_float(struct rdb_module_in *in, float *f);
+/* Fail the load (or RESTORE) from a module_kv callback with @msg. */
+void rdb_module_fail(struct rdb_module_in *in, const char *msg);
+/**
+ * rdb_dump_module() - the DUMP payload of a module value (RDB_TYPE_MODULE_2
+ * and its body, as in a file).  @id, @body, @arg as rdb_write_module_kv();
+ * @compress, @out, @outlen as rdb_dump_string().
+ */
+int rdb_dump_module(uint64_t id, rdb_module_body_fn body, void *arg, bool compress, void **out,
+		    size_t *outlen);
+
 /**
  * rdb_writer_finish() - write EOF and the checksum, and flush the buffer.
  * @w: the writer; still to be freed with rdb_writer_free().
@@ -326,6 +374,12 @@ struct rdb_load_cbs {
 	 * its @n elements in order as p[i].f/fl (ziplist and listpack integers
 	 * as decimal text), valid during the call.  NULL: refused or skipped. */
 	int (*list_kv)(void *arg, const struct rdb_kv *kv, const struct rdb_pair *p, size_t n);
+	/* A module value (RDB_TYPE_MODULE_2) of type @id: the callback reads
+	 * its items through @in (the type's rdb_load) and returns 0, after
+	 * which the reader checks the EOF opcode; or 1: the reader skips the
+	 * value (an expired key); or -errno.  NULL: refused or skipped. */
+	int (*module_kv)(void *arg, const struct rdb_kv *kv, uint64_t id,
+			 struct rdb_module_in *in);
 	/* AUX field; name and val NUL-terminated as rdb_kv's key and val. */
 	int (*aux)(void *arg, const void *name, size_t nlen, const void *val, size_t vlen);
 	int (*select_db)(void *arg, uint32_t dbnum);
@@ -491,6 +545,8 @@ struct rdb_restore_sinks {
 	int (*set)(void *arg, const struct rdb_pair *m, size_t n);
 	int (*zset)(void *arg, const struct rdb_zel *e, size_t n, int lp);
 	int (*list)(void *arg, const struct rdb_pair *e, size_t n);
+	/* A module value: as rdb_load_cbs.module_kv (no skipping: 1 is an error). */
+	int (*module)(void *arg, uint64_t id, struct rdb_module_in *in);
 	void *arg;
 };
 int rdb_restore_typed(const void *p, size_t len, void **val, size_t *vlen, enum rdb_kind *kind,

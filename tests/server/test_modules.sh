@@ -20,16 +20,21 @@
 #      every reply is the module's or unknown command; the server survives;
 #      then the same with tests/server/modules/sleepy.c, whose command
 #      sleeps offline inside the module (the in-flight drain);
+#   8. a module data type, Redis's hellotype.c: tests/server/cases_hellotype.txt
+#      on both servers, SAVE and restart, each server's dump loaded by the
+#      other (and redis-check-rdb), DUMP/RESTORE both ways, DEL frees;
 #   6. a function rcukv lacks (RedisModule_ListPush) fails the command by
 #      name; the server exits cleanly with a module loaded (no sanitizer
 #      report in its log).
-# Starts $B/rcukv-server on free loopback ports (7960-7989).  Ends with
+# Starts $B/rcukv-server on free loopback ports (7960-7989, or 30 from
+# $MODULES_PORT).  Ends with
 # "N passed, M failed, K skipped".
 set -u
 B=${B:-build/release}
 SRV=$B/rcukv-server
 TS=$B/tests/server/test_server
-PORT_LAST=7989
+PORT0=${MODULES_PORT:-7960} # MODULES_PORT: another range of 30 ports
+PORT_LAST=$((PORT0 + 29))
 . "$(dirname "$0")/../../scripts/lib.sh"
 skip_without "test_modules needs redis-cli, gcc and python3" redis-cli gcc python3
 # a build without the grace period (-DRCUKV_BROKEN_MODULE_UNLOAD) or without
@@ -55,7 +60,7 @@ cp "$tmp/not-a-module.txt" "$tmp/mods/"
 sed "s|@MODDIR@|$tmp/mods|g" tests/server/cases_modules.txt >"$tmp/cases_modules.txt"
 
 # ---------------------------------------------------- 2. replies
-server_up "" 7960 --threads 2 --save "" --dir "$tmp" --enable-module-command yes \
+server_up "" "$PORT0" --threads 2 --save "" --dir "$tmp" --enable-module-command yes \
   --enable-debug-command yes
 check_cases "cases_modules.txt against rcukv-server" \
   "$("$TS" --port "$P" --cases "$tmp/cases_modules.txt" --cases-only 2>&1)"
@@ -203,6 +208,234 @@ out=$(redis-cli -p "$P" module unload helloworld 2>&1)
 check "freeze: once the workers are free the unload succeeds ($out)" '[ "$out" = OK ]'
 redis-cli -p "$P" config set module-freeze-timeout 1000 >/dev/null
 redis-cli -p "$P" config set module-unload-scheme rcu >/dev/null
+
+# ---------------------------------------------------- 8. a module data type
+# Redis 7.0.15's hellotype.c (docs/modules.md, "Data types"): its commands,
+# TYPE, WRONGTYPE both ways, RENAME/MOVE/COPY/EXPIRE, DEL/UNLINK/FLUSHALL
+# (tests/server/cases_hellotype.txt) on an rcukv-server and a redis-server
+# of their own (the module cannot unload); SAVE and a restart; the dump of
+# each server loaded by the other; DUMP payloads; DEL frees the value.
+HT=$tmp/mods/hellotype.so
+cp "$MODDIR/hellotype.so" "$HT"
+sed "s|@MODDIR@|$tmp/mods|g" tests/server/cases_hellotype.txt >"$tmp/cases_hellotype.txt"
+# ht_up NAME PORT ARGS...: an rcukv-server in $tmp/NAME (its pid in hpid)
+ht_up() {
+  local name=$1 port
+  mkdir -p "$tmp/$1"
+  port=$(free_port "$2")
+  HP=$port
+  "$SRV" --port "$port" --threads 2 --dir "$tmp/$name" "${@:3}" >"$tmp/$name.log" 2>&1 &
+  hpid=$!
+  pids+=("$hpid")
+  wait_up "$port"
+}
+# rht_up NAME PORT ARGS...: a redis-server in $tmp/NAME (RP, rpid)
+rht_up() {
+  mkdir -p "$tmp/$1"
+  RP=$(free_port "$2")
+  redis-server --port "$RP" --bind 127.0.0.1 --appendonly no --dir "$tmp/$1" "${@:3}" \
+    >"$tmp/$1.log" 2>&1 &
+  rpid=$!
+  pids+=("$rpid")
+  wait_up "$RP"
+}
+if ht_up ht-cases $((P + 10)) --save "" --enable-module-command yes; then
+  check_cases "cases_hellotype.txt against rcukv-server" \
+    "$("$TS" --port "$HP" --cases "$tmp/cases_hellotype.txt" --cases-only 2>&1)"
+  stop_pid "$hpid"
+else
+  bad "rcukv-server for hellotype did not start"
+fi
+have_redis=0
+command -v redis-server >/dev/null && have_redis=1
+if [ "$have_redis" = 1 ] && rht_up rht-cases $((P + 11)) --save "" --enable-module-command yes; then
+  check_cases "cases_hellotype.txt against redis-server" \
+    "$("$TS" --port "$RP" --cases "$tmp/cases_hellotype.txt" --cases-only 2>&1)"
+  stop_pid "$rpid"
+elif [ "$have_redis" = 0 ]; then
+  skip "hellotype cases against redis-server: not installed"
+fi
+skip "HELLOTYPE.BRANGE on an empty key blocks (RedisModule_BlockClientOnKeys): rcukv has no module blocking API yet"
+
+# the same keys written into a server (PORT): db 0 and db 3, one with a TTL
+ht_fill() {
+  local p=$1
+  redis-cli -p "$p" hellotype.insert a 5 >/dev/null
+  redis-cli -p "$p" hellotype.insert a -3 >/dev/null
+  redis-cli -p "$p" hellotype.insert a 9223372036854775807 >/dev/null
+  redis-cli -p "$p" hellotype.insert a -9223372036854775808 >/dev/null
+  redis-cli -p "$p" hellotype.insert ttl 1 >/dev/null
+  redis-cli -p "$p" pexpire ttl 1000000 >/dev/null
+  redis-cli -p "$p" set s plain >/dev/null
+  redis-cli -p "$p" -n 3 hellotype.insert b 42 >/dev/null
+}
+# what a server holds: each key's type and range, the TTL's presence
+ht_show() {
+  local p=$1
+  echo "$(redis-cli -p "$p" type a) $(redis-cli -p "$p" hellotype.range a 0 10 | tr '\n' ,)" \
+    "$(redis-cli -p "$p" hellotype.range ttl 0 10 | tr '\n' ,) $(redis-cli -p "$p" ttl ttl | sed 's/^[1-9][0-9]*$/ttl/')" \
+    "$(redis-cli -p "$p" get s) $(redis-cli -p "$p" -n 3 hellotype.range b 0 10 | tr '\n' ,)"
+}
+want="hellotype -9223372036854775808,-3,5,9223372036854775807, 1, ttl plain 42,"
+LM=(--loadmodule "$HT")
+if ht_up ht-save $((P + 12)) --save "" "${LM[@]}"; then
+  ht_fill "$HP"
+  got=$(ht_show "$HP")
+  check "hellotype keys as written ($got)" '[ "$got" = "$want" ]'
+  redis-cli -p "$HP" save >/dev/null
+  stop_pid "$hpid"
+  check "rcukv's dump passes redis-check-rdb" \
+    '! command -v redis-check-rdb >/dev/null || redis-check-rdb "$tmp/ht-save/dump.rdb" >"$tmp/check-rdb.log" 2>&1'
+  if ht_up ht-save $((P + 12)) --save "" "${LM[@]}"; then
+    got=$(ht_show "$HP")
+    check "SAVE, restart: the module values load back ($got)" '[ "$got" = "$want" ]'
+    stop_pid "$hpid"
+  else
+    bad "rcukv-server did not restart on its dump"; tail -n 3 "$tmp/ht-save.log"
+  fi
+  mkdir -p "$tmp/ht-nomod"
+  cp "$tmp/ht-save/dump.rdb" "$tmp/ht-nomod/"
+  timeout 20 "$SRV" --port "$(free_port $((P + 13)))" --threads 2 --save "" --dir "$tmp/ht-nomod" \
+    >"$tmp/ht-nomod.log" 2>&1
+  rc=$?
+  check "without the module the dump does not load: exit 1 (got $rc), Redis's reason in the log" \
+    '[ "$rc" = 1 ] && grep -q "The RDB file contains module data I can'"'"'t load: no matching module type '"'"'hellotype'"'"'" "$tmp/ht-nomod.log"'
+  if [ "$have_redis" = 1 ]; then
+    mkdir -p "$tmp/rht-load"
+    cp "$tmp/ht-save/dump.rdb" "$tmp/rht-load/"
+    if rht_up rht-load $((P + 14)) --save "" "${LM[@]}"; then
+      got=$(ht_show "$RP")
+      check "rcukv's dump loads into redis-server with hellotype ($got)" '[ "$got" = "$want" ]'
+      stop_pid "$rpid"
+    else
+      bad "redis-server did not load rcukv's dump"; tail -n 3 "$tmp/rht-load.log"
+    fi
+  fi
+fi
+if [ "$have_redis" = 1 ] && rht_up rht-save $((P + 15)) --save "" "${LM[@]}"; then
+  ht_fill "$RP"
+  redis-cli -p "$RP" save >/dev/null
+  stop_pid "$rpid"
+  mkdir -p "$tmp/ht-from-redis"
+  cp "$tmp/rht-save/dump.rdb" "$tmp/ht-from-redis/"
+  if ht_up ht-from-redis $((P + 16)) --save "" "${LM[@]}"; then
+    got=$(ht_show "$HP")
+    check "redis-server's dump loads into rcukv-server with hellotype ($got)" '[ "$got" = "$want" ]'
+    stop_pid "$hpid"
+  else
+    bad "rcukv-server did not load redis-server's dump"; tail -n 3 "$tmp/ht-from-redis.log"
+  fi
+fi
+
+# DUMP payloads, byte for byte, and RESTORE each way; DEL frees the value
+# (used_memory falls back: the type's free ran), with redis-py
+if find_redis_py && ht_up ht-mem $((P + 17)) --save "" "${LM[@]}"; then
+  if [ "$have_redis" = 1 ]; then
+    rht_up rht-dump $((P + 18)) --save "" "${LM[@]}" || RP=0
+  else
+    RP=0
+  fi
+  out=$("$PY" - "$HP" "$RP" <<'PYEOF' 2>&1
+import sys, time, redis
+a = redis.Redis(port=int(sys.argv[1]))
+rp = int(sys.argv[2])
+for v in (5, -3, 10):
+    a.execute_command('hellotype.insert', 'k', v)
+d = a.dump('k')
+if rp:
+    b = redis.Redis(port=rp)
+    for v in (5, -3, 10):
+        b.execute_command('hellotype.insert', 'k', v)
+    print('dump-same', d == b.dump('k'))
+    b.restore('fromrcukv', 0, d)
+    print('restore-in-redis', b.execute_command('hellotype.range', 'fromrcukv', 0, 9) == [-3, 5, 10])
+    a.restore('fromredis', 0, b.dump('k'))
+else:
+    a.restore('fromredis', 0, d)
+print('restore-in-rcukv', a.execute_command('hellotype.range', 'fromredis', 0, 9) == [-3, 5, 10])
+def crc64(b):   # Redis's CRC-64/Jones, reflected
+    crc = 0
+    for x in b:
+        crc ^= x
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x95ac9329ac4bc9b5 if crc & 1 else 0)
+    return crc
+def payload(body):
+    b = body + bytes([10, 0])
+    return b + crc64(b).to_bytes(8, 'little')
+body = d[:-10]   # type 7, the 9-byte id, the items, EOF
+bad = {'othertype': body[:2] + bytes([body[2] ^ 0x40]) + body[3:],
+       'encver1': body[:9] + bytes([body[9] | 1]) + body[10:],
+       'extra': body[:-1] + bytes([2, 5, 0]),
+       'wrongop': body[:11] + bytes([5]) + body[12:]}
+for n, bb in bad.items():
+    for who, s in (('rcukv', a), ('redis', b if rp else None)):
+        if s is None or (n == 'wrongop' and who == 'redis'):
+            continue   # redis-server 7.0.15 panics on wrongop (a module load error)
+        try:
+            print('restore', n, who, s.restore('x' + n, 0, payload(bb)))
+        except redis.ResponseError as e:
+            print('restore', n, who, e)
+try:
+    a.restore('bad', 0, d[:3] + bytes([d[3] ^ 1]) + d[4:])
+    print('bad-restore', 'accepted')
+except redis.ResponseError as e:
+    print('bad-restore', str(e))
+def used():
+    return a.info('memory')['used_memory']
+m0 = used()
+p = a.pipeline(transaction=False)
+for i in range(50000, 0, -1):   # descending: each insert is at the head
+    p.execute_command('hellotype.insert', 'big', i)
+p.execute()
+m1 = used()
+print('grew', m1 - m0 > 500000)
+a.delete('big')
+for _ in range(100):
+    if used() < m1 - (m1 - m0) // 2:
+        break
+    time.sleep(0.05)
+print('freed', used() < m1 - (m1 - m0) // 2, m0, m1, used())
+PYEOF
+)
+  echo "$out" | sed 's/^/    /'
+  if [ "$RP" != 0 ]; then
+    check "DUMP of a module value: the same bytes as redis-server's" 'echo "$out" | grep -qx "dump-same True"'
+    check "rcukv's DUMP restores in redis-server" 'echo "$out" | grep -qx "restore-in-redis True"'
+    stop_pid "$rpid"
+  fi
+  check "a module value's DUMP payload restores in rcukv" 'echo "$out" | grep -qx "restore-in-rcukv True"'
+  for n in othertype encver1 extra; do
+    check "RESTORE of a module payload ($n): Bad data format" 'echo "$out" | grep -qx "restore $n rcukv Bad data format"'
+    if [ "$RP" != 0 ]; then
+      check "redis-server answers the same to $n" 'echo "$out" | grep -qx "restore $n redis Bad data format"'
+    fi
+  done
+  check "RESTORE of a module payload whose item has the wrong opcode: Bad data format (redis-server 7.0.15 panics)" \
+    'echo "$out" | grep -qx "restore wrongop rcukv Bad data format"'
+  check "a payload whose checksum is wrong is refused" 'echo "$out" | grep -q "^bad-restore DUMP payload version or checksum are wrong"'
+  check "50000 elements grow used_memory by more than 500 KB" 'echo "$out" | grep -qx "grew True"'
+  check "DEL frees the value through the type's free (used_memory falls back)" 'echo "$out" | grep -q "^freed True"'
+  stop_pid "$hpid"
+  check "the hellotype servers' logs: no sanitizer report" \
+    '! cat "$tmp"/ht-*.log | grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:"'
+else
+  skip "DUMP and DEL-frees checks: no redis-py or no server"
+fi
+
+# module commands racing the key commands (test_modules_hellotype.py)
+if find_redis_py && ht_up ht-race $((P + 19)) --save "" "${LM[@]}"; then
+  out=$(timeout 120 "$PY" tests/server/test_modules_hellotype.py "$HP" "${MODULES_RACE_S:-5}" 2>&1)
+  rc=$?
+  echo "$out" | sed 's/^/    /'
+  check "hellotype commands racing DEL/RENAME/expiry/SET/COPY/DUMP/BGSAVE (rc $rc)" '[ "$rc" = 0 ]'
+  check "the server is up after the race" '[ "$(redis-cli -p "$HP" ping)" = PONG ]'
+  stop_pid "$hpid"
+  check "the race's server log: no sanitizer report" \
+    '! grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$tmp/ht-race.log"'
+else
+  skip "hellotype race: no redis-py or no server"
+fi
 
 # ---------------------------------------------------- 7. unimplemented API
 # hello.push.native needs RedisModule_ListPush (no lists in rcukv yet): the

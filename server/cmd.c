@@ -678,12 +678,40 @@ int cmd_key_range(const struct cmd *k, int argc, int *first, int *last, int *ste
 	return *last >= *first;
 }
 
+/* SORT's STORE key: the argument after its last STORE, 0 if none.  The
+ * walk skips what sort_parse() (cmd_sort.c) skips and goes on past what it
+ * would refuse, as Redis's sortGetKeys() does (holding a key too many is
+ * harmless; missing the one written is not): it differs from
+ * sortGetKeys() only in skipping STORE's argument, which Redis reads as an
+ * option ("SORT k STORE by STORE d" writes d). */
+static int sort_store_pos(int argc, const char *const *argv, const size_t *argl)
+{
+	int pos = 0;
+
+	for (int j = 2; j < argc; j++) {
+		if (util_strcaseeq(argv[j], argl[j], "limit"))
+			j += 2;
+		else if (util_strcaseeq(argv[j], argl[j], "by") ||
+			 util_strcaseeq(argv[j], argl[j], "get"))
+			j++;
+		else if (util_strcaseeq(argv[j], argl[j], "store") && j + 1 < argc)
+			pos = ++j;
+	}
+	return pos;
+}
+
 int cmd_numkeys_range(const struct cmd *k, int argc, const char *const *argv,
 		      const size_t *argl, int *first, int *last)
 {
 	long long n;
 	int at;
 
+	if (k->proc == cmd_sort) { /* not numkeys: its STORE key */
+		if ((at = sort_store_pos(argc, argv, argl)) == 0)
+			return 0;
+		*first = *last = at;
+		return 1;
+	}
 	if (k->proc == cmd_zunionstore || k->proc == cmd_zinterstore || k->proc == cmd_zdiffstore ||
 	    k->proc == cmd_bzmpop)
 		at = 2;

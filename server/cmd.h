@@ -162,7 +162,8 @@ int cmd_key_range(const struct cmd *k, int argc, int *first, int *last, int *ste
 /* The keys a command names after a numkeys argument, beyond its row's
  * positions (Redis's movablekeys: ZUNIONSTORE ZINTERSTORE ZDIFFSTORE take
  * numkeys at 2, ZUNION ZINTER ZDIFF ZINTERCARD ZMPOP SINTERCARD at 1): @first..@last,
- * step 1.  Return 1 with them; 0 for other commands; -1 when numkeys does
+ * step 1; and SORT's STORE key (@first == @last).  Return 1 with them; 0 for
+ * other commands (and SORT without STORE); -1 when numkeys does
  * not parse or is out of range (the command then fails before it touches a
  * key).  For EXEC and scripts, which must hold every key a command writes,
  * client-side caching and COMMAND GETKEYS. */

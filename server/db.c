@@ -326,11 +326,18 @@ void db_prefetch(struct conn *c, size_t n, const char *const keys[], const size_
 
 void db_hit(struct conn *c, int kidx, int found)
 {
+	db_hit_key(c, K(kidx), found);
+}
+
+void db_hit_key(struct conn *c, const void *key, size_t klen, int found)
+{
 	if (found) {
 		STAT_ADD(c->w->st.keyspace_hits, 1);
 	} else {
 		STAT_ADD(c->w->st.keyspace_misses, 1);
-		db_notify(c, NOTIFY_KEY_MISS, "keymiss", kidx);
+		if (notify_wanted(NOTIFY_KEY_MISS))
+			notify_event(NOTIFY_KEY_MISS, "keymiss", key, klen,
+				     atomic_load_explicit(&c->db, memory_order_relaxed));
 	}
 }
 

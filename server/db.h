@@ -115,6 +115,8 @@ void db_prefetch(struct conn *c, size_t n, const char *const keys[], const size_
 /* Count a keyspace hit or miss of argument @kidx's key for INFO stats (as
  * Redis's lookupKeyRead()); a miss is announced as "keymiss" (class m). */
 void db_hit(struct conn *c, int kidx, int found);
+/* The same for a key that is no argument (SORT's BY and GET patterns). */
+void db_hit_key(struct conn *c, const void *key, size_t klen, int found);
 /* Announce @event of class @type (notify.h) on argument @kidx's key in the
  * connection's database: call after the change is made. */
 void db_notify(struct conn *c, int type, const char *event, int kidx);

@@ -41,6 +41,8 @@ static const struct {
     {"unlink", {{"RM delete", 1}}},
     {"exists", {{"RO", 1}}},
     {"touch", {{"RO", 1}}},
+    {"sort", {{"RO access", 1}, {"OW update", 2}}},
+    {"sort_ro", {{"RO access", 1}}},
     {"incr", {{"RW access update", 1}}},
     {"decr", {{"RW access update", 1}}},
     {"incrby", {{"RW access update", 1}}},

@@ -670,6 +670,15 @@ static int replica_refuses(const struct conn *c)
 
 #define ERR_READONLY "-READONLY You can't write against a read only replica."
 
+/* Commands of redis.call/pcall running on this thread now (Redis's
+ * CLIENT_SCRIPT): script_in_call(). */
+static _Thread_local int in_call;
+
+int script_in_call(void)
+{
+	return in_call > 0;
+}
+
 static int is_declared(const struct run *r, const char *key, size_t klen)
 {
 	for (int i = 0; i < r->nkeys; i++)
@@ -767,7 +776,9 @@ static int run_command(struct run *r, lua_State *L, int argc, const char **argv,
 	unsent = c->out.len - c->out.pos; /* pos moves if the buffer compacts */
 	sresp = c->resp;
 	c->resp = r->resp;
+	in_call++;
 	cmd_exec_one(c);
+	in_call--;
 	c->resp = sresp;
 	c->argc = sa, c->argv = sv, c->argl = sl;
 	p = c->out.buf + c->out.pos + unsent;

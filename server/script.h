@@ -28,6 +28,9 @@ struct worker;
  * the _RO forms.  Replies once.  Context: the connection's worker, online;
  * not inside an ht_txn(). */
 void script_eval(struct conn *c, int argc, int evalsha, int ro);
+/* Whether the running command was called by a script (redis.call or
+ * redis.pcall), as Redis's CLIENT_SCRIPT flag: SORT sorts a set then. */
+int script_in_call(void);
 /* SCRIPT LOAD: compile @body and cache it; replies the sha or the error. */
 void script_load(struct conn *c, const char *body, size_t len);
 /* SCRIPT EXISTS: whether sha @s (any case) is cached. */

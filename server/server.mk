@@ -21,6 +21,7 @@ SERVER_SRCS := server/main.c server/config.c server/config_rewrite.c server/log.
                server/server.c
 # Sets (issue 17, second type): docs/types.md "Sets".
 SERVER_SRCS += server/cmd_set.c server/sval.c server/db_set.c
+SERVER_SRCS += server/cmd_sort.c
 # The keyspace is the QSBR build of the hash table (hashtable/hashtable.mk).
 SERVER_HT_LIB := $(HT_QSBR_LIB)
 SERVER_OBJS := $(SERVER_SRCS:%.c=$(B)/%.o)

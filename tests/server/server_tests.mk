@@ -220,6 +220,11 @@ $(B)/tests/server/test_set_torture: $(B)/tests/server/test_set_torture.o | $(B)/
 ALL_BINS += $(B)/tests/server/test_set_torture
 test-run build-tests: $(B)/tests/server/test_set_torture
 TEST_SCRIPTS += tests/server/test_set.sh
+# tests/server/test_sort.sh: SORT and SORT_RO (issue 17 item 3):
+# cases_sort.txt against rcukv-server and redis-server, SORT BY nosort of a
+# hashtable set compared as a sorted multiset, big sorts against sort(1),
+# and BLPOP woken by SORT ... STORE, on both.  Ports 9060-9089.
+TEST_SCRIPTS += tests/server/test_sort.sh
 # tests/server/broken_gp_set.sh: test_set_torture fails against an
 # rcukv-server built with BROKEN_GP=1 (it builds one).  Ports 9050-9059.
 TEST_SCRIPTS += tests/server/broken_gp_set.sh

@@ -32,6 +32,7 @@
 struct conn;
 struct module;
 struct mod_value;
+struct mod_zrange;
 
 /* RedisModuleString: an immutable byte string (modules may only read it,
  * except through the *String*Set calls we do not implement). */
@@ -75,6 +76,8 @@ struct RedisModuleKey {
 	 * meanwhile (DEL, RENAME, expiry are not module code and do not wait
 	 * for the module lock). */
 	struct mod_value *mv;
+	/* module_keys.c: the sorted-set range being iterated (ZsetFirstIn*), or NULL */
+	struct mod_zrange *zr;
 };
 
 /* What AutoMemory frees when the command returns. */
@@ -199,6 +202,19 @@ struct mod_value *module_key_box(struct RedisModuleKey *k);
 void module_key_release(struct RedisModuleKey *k);
 void module_values_reap(void);
 int module_values_pending(void);
+
+/* module_api.c: run "<cmd> <key> a[0..n)" for @k through the table (as
+ * RedisModule_Call does); the reply is the caller's, freed with
+ * module_reply_free().  The key's type as REDISMODULE_KEYTYPE_* (TYPE). */
+struct RedisModuleCallReply *module_key_callv(struct RedisModuleKey *k, const char *cmd, int n,
+					      const char *const *a, const size_t *al);
+void module_reply_free(struct RedisModuleCallReply *r);
+int module_key_type(struct RedisModuleKey *k);
+/* module_keys.c: the list, hash and sorted-set calls on an open key by
+ * full name (NULL: not one of them); the end of @k's range iteration
+ * (CloseKey). */
+void *module_keys_api(const char *name);
+void module_zrange_stop(struct RedisModuleKey *k);
 
 /* module.c */
 /* The module lock (Redis's GIL, see module.c): try it (1: taken, only when

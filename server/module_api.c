@@ -55,6 +55,10 @@
 #define RT_NULL 4
 #define KT_EMPTY 0
 #define KT_STRING 1
+#define KT_LIST 2
+#define KT_HASH 3
+#define KT_SET 4
+#define KT_ZSET 5
 #define KT_MODULE 6
 
 typedef struct RedisModuleCtx Ctx;
@@ -768,22 +772,48 @@ static int api_replicate_verbatim(Ctx *ctx)
 
 /* ------------------------------------------------------------------ keys */
 
-/* Run "<cmd> <key> [a] [b]" for @k. */
-static Reply *kcall(Key *k, const char *cmd, const char *a, size_t alen, const char *b)
+/* Run "<cmd> <key> a[0] .. a[n-1]" for @k; the reply is the caller's (not
+ * AutoMemory's), freed with module_reply_free(). */
+Reply *module_key_callv(Key *k, const char *cmd, int n, const char *const *a, const size_t *al)
 {
-	const char *argv[4] = {cmd, k->name->ptr, a, b};
-	size_t argl[4] = {strlen(cmd), k->name->len, alen, b ? strlen(b) : 0};
-	int argc = 2 + (a != NULL) + (b != NULL);
+	const char *small[8], **argv = small;
+	size_t smalll[8], *argl = smalll;
 	int am = k->ctx->automem;
 	Reply *r;
 
-	k->ctx->automem = 0; /* ours, freed here */
-	r = call_argv(k->ctx, argc, argv, argl);
+	if (n + 2 > 8) {
+		argv = xmalloc(sizeof(*argv) * (size_t)(n + 2));
+		argl = xmalloc(sizeof(*argl) * (size_t)(n + 2));
+	}
+	argv[0] = cmd, argl[0] = strlen(cmd);
+	argv[1] = k->name->ptr, argl[1] = k->name->len;
+	for (int i = 0; i < n; i++)
+		argv[2 + i] = a[i], argl[2 + i] = al[i];
+	k->ctx->automem = 0; /* ours, freed by the caller */
+	r = call_argv(k->ctx, n + 2, argv, argl);
 	k->ctx->automem = am;
+	if (argv != small) {
+		free(argv);
+		free(argl);
+	}
 	return r;
 }
 
-static int key_type(Key *k)
+void module_reply_free(Reply *r)
+{
+	call_reply_free(r);
+}
+
+/* Run "<cmd> <key> [a] [b]" for @k. */
+static Reply *kcall(Key *k, const char *cmd, const char *a, size_t alen, const char *b)
+{
+	const char *av[2] = {a, b};
+	size_t al[2] = {alen, b ? strlen(b) : 0};
+
+	return module_key_callv(k, cmd, (a != NULL) + (b != NULL), av, al);
+}
+
+int module_key_type(Key *k)
 {
 	Reply *r;
 	int t = KT_EMPTY;
@@ -814,7 +844,7 @@ static Key *api_open_key(Ctx *ctx, Str *name, int mode)
 	k->ctx = ctx;
 	k->name = module_string_new(NULL, name->ptr, name->len);
 	k->mode = mode;
-	if (!(mode & M_WRITE) && key_type(k) == KT_EMPTY) { /* as Redis: NULL */
+	if (!(mode & M_WRITE) && module_key_type(k) == KT_EMPTY) { /* as Redis: NULL */
 		module_string_free(NULL, k->name);
 		free(k);
 		return NULL;
@@ -840,6 +870,7 @@ static void key_close(Key *k)
 	if (!k)
 		return;
 	key_flush(k);
+	module_zrange_stop(k);
 	module_key_release(k);
 	module_string_free(NULL, k->name);
 	free(k);
@@ -862,7 +893,7 @@ static int api_key_type(Key *k)
 
 		if (module_key_box(k)) /* once seen, the key's value for its life */
 			return KT_MODULE;
-		if ((t = key_type(k)) != KT_MODULE)
+		if ((t = module_key_type(k)) != KT_MODULE)
 			return t;
 		/* TYPE saw a module value the lookup before it did not: another
 		 * worker made it meanwhile (RENAME, RESTORE); look again */
@@ -872,16 +903,22 @@ static int api_key_type(Key *k)
 
 static size_t api_value_length(Key *k)
 {
+	/* as Redis: the length of whatever the key holds, 0 for none */
+	static const char *const len_cmd[] = {[KT_STRING] = "strlen", [KT_LIST] = "llen",
+					      [KT_HASH] = "hlen", [KT_SET] = "scard",
+					      [KT_ZSET] = "zcard"};
 	Reply *r;
 	size_t n = 0;
+	int t;
 
 	if (!k)
 		return 0;
 	if (k->dma)
 		return k->dmalen;
-	if (key_type(k) != KT_STRING)
-		return 0; /* rcukv has strings only */
-	r = kcall(k, "strlen", NULL, 0, NULL);
+	t = module_key_type(k);
+	if (t < KT_STRING || t > KT_ZSET)
+		return 0;
+	r = kcall(k, len_cmd[t], NULL, 0, NULL);
 	if (r && r->type == RT_INTEGER)
 		n = (size_t)r->integer;
 	call_reply_free(r);
@@ -930,7 +967,7 @@ static char *api_string_dma(Key *k, size_t *len, int mode)
 		*len = k->dmalen;
 		return k->dma;
 	}
-	t = key_type(k);
+	t = module_key_type(k);
 	if (t != KT_STRING && !(t == KT_EMPTY && (k->mode & M_WRITE)))
 		return NULL;
 	if (t == KT_EMPTY) { /* as Redis: an empty string is created */
@@ -1012,7 +1049,7 @@ static int api_key_exists(Ctx *ctx, Str *name)
 {
 	Key k = {.ctx = ctx, .name = name};
 
-	return ctx && ctx->c && key_type(&k) != KT_EMPTY;
+	return ctx && ctx->c && module_key_type(&k) != KT_EMPTY;
 }
 
 static int api_get_selected_db(Ctx *ctx)
@@ -1336,7 +1373,8 @@ int module_api_get(const char *name, void *out)
 			return OK;
 		}
 	}
-	if ((*(void **)out = module_dict_api(name)) || (*(void **)out = module_type_api(name)))
+	if ((*(void **)out = module_dict_api(name)) || (*(void **)out = module_type_api(name)) ||
+	    (*(void **)out = module_keys_api(name)))
 		return OK;
 	*(void **)out = stub_for(name);
 	return ERR;

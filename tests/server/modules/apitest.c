@@ -17,11 +17,26 @@
  *   apitest.type KEY              KeyType of a key opened for reading
  *   apitest.double X              StringToDouble, ReplyWithDouble
  *   apitest.printf S N            CreateStringPrintf("%s-%lld")
+ *   apitest.zadd KEY FLAGS SCORE ELE   ZsetAdd with FLAGS (a number, the
+ *                                 REDISMODULE_ZADD_* bits): [rc, flags out]
+ *   apitest.zincr KEY FLAGS INCR ELE   ZsetIncrby: [rc, flags out, score]
+ *   apitest.zrem KEY ELE          ZsetRem: [rc, deleted], then ZsetScore
+ *   apitest.zrev KEY MIN MAX MINEX MAXEX   ZsetLastInScoreRange walked
+ *                                 back: members and scores
+ *   apitest.hset KEY FLAGS F V [F V ...]   HashSet of up to 3 pairs (V
+ *                                 "-": REDISMODULE_HASH_DELETE): [count, errno]
+ *   apitest.hexists KEY F         HashGet with REDISMODULE_HASH_EXISTS and
+ *                                 REDISMODULE_HASH_CFIELDS
+ *   apitest.lget KEY INDEX        ListGet: the element, or "errno N"
+ *   apitest.lset KEY INDEX VAL    ListSet: rc and errno, then ListPop both ends
+ *   apitest.linsert KEY VAL       ListInsert at index 0 (rcukv does not
+ *                                 implement it: the command fails by name)
  */
 #include "redismodule.h"
 
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 static int call_v(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
 		  RedisModuleCallReply **out)
@@ -153,6 +168,206 @@ static int apitest_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 		return RedisModule_WrongArity(ctx);
 	k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
 	rc = RedisModule_DeleteKey(k);
+	RedisModule_CloseKey(k);
+	return RedisModule_ReplyWithLongLong(ctx, rc);
+}
+
+static int apitest_zadd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+	RedisModuleKey *k;
+	long long fl;
+	double score, now = 0;
+	int f, rc, incr;
+
+	if (argc != 5)
+		return RedisModule_WrongArity(ctx);
+	incr = !strcasecmp(RedisModule_StringPtrLen(argv[0], NULL), "apitest.zincr");
+	if (RedisModule_StringToLongLong(argv[2], &fl) != REDISMODULE_OK ||
+	    RedisModule_StringToDouble(argv[3], &score) != REDISMODULE_OK)
+		return RedisModule_ReplyWithError(ctx, "ERR bad args");
+	f = (int)fl;
+	k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+	rc = incr ? RedisModule_ZsetIncrby(k, score, argv[4], &f, &now)
+		  : RedisModule_ZsetAdd(k, score, argv[4], &f);
+	RedisModule_CloseKey(k);
+	RedisModule_ReplyWithArray(ctx, incr ? 3 : 2);
+	RedisModule_ReplyWithLongLong(ctx, rc);
+	RedisModule_ReplyWithLongLong(ctx, f);
+	if (incr)
+		RedisModule_ReplyWithDouble(ctx, now);
+	return REDISMODULE_OK;
+}
+
+static int apitest_zrem(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+	RedisModuleKey *k;
+	int rc, del = -1, rc2;
+	double score = -1;
+
+	if (argc != 3)
+		return RedisModule_WrongArity(ctx);
+	k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+	rc = RedisModule_ZsetRem(k, argv[2], &del);
+	rc2 = RedisModule_ZsetScore(k, argv[2], &score);
+	RedisModule_CloseKey(k);
+	RedisModule_ReplyWithArray(ctx, 4);
+	RedisModule_ReplyWithLongLong(ctx, rc);
+	RedisModule_ReplyWithLongLong(ctx, del);
+	RedisModule_ReplyWithLongLong(ctx, rc2);
+	RedisModule_ReplyWithDouble(ctx, score);
+	return REDISMODULE_OK;
+}
+
+static int apitest_zrev(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+	RedisModuleKey *k;
+	double min, max;
+	long long minex, maxex;
+	long n = 0;
+
+	if (argc != 6)
+		return RedisModule_WrongArity(ctx);
+	if (RedisModule_StringToDouble(argv[2], &min) != REDISMODULE_OK ||
+	    RedisModule_StringToDouble(argv[3], &max) != REDISMODULE_OK ||
+	    RedisModule_StringToLongLong(argv[4], &minex) != REDISMODULE_OK ||
+	    RedisModule_StringToLongLong(argv[5], &maxex) != REDISMODULE_OK)
+		return RedisModule_ReplyWithError(ctx, "ERR bad args");
+	k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+	if (RedisModule_ZsetLastInScoreRange(k, min, max, (int)minex, (int)maxex) !=
+	    REDISMODULE_OK) {
+		RedisModule_CloseKey(k);
+		return RedisModule_ReplyWithError(ctx, "ERR not a range");
+	}
+	RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
+	while (!RedisModule_ZsetRangeEndReached(k)) {
+		double score;
+		RedisModuleString *ele = RedisModule_ZsetRangeCurrentElement(k, &score);
+
+		RedisModule_ReplyWithString(ctx, ele);
+		RedisModule_ReplyWithDouble(ctx, score);
+		RedisModule_FreeString(ctx, ele);
+		n += 2;
+		if (!RedisModule_ZsetRangePrev(k))
+			break;
+	}
+	RedisModule_ReplySetArrayLength(ctx, n);
+	RedisModule_ZsetRangeStop(k);
+	RedisModule_CloseKey(k);
+	return REDISMODULE_OK;
+}
+
+static int apitest_hset(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+	RedisModuleString *v[3] = {NULL, NULL, NULL}, *f[3] = {NULL, NULL, NULL};
+	RedisModuleKey *k;
+	long long fl;
+	int n;
+
+	if (argc < 5 || argc > 9 || (argc - 3) % 2)
+		return RedisModule_WrongArity(ctx);
+	if (RedisModule_StringToLongLong(argv[2], &fl) != REDISMODULE_OK)
+		return RedisModule_ReplyWithError(ctx, "ERR bad flags");
+	for (int i = 0; 3 + 2 * i < argc; i++) {
+		f[i] = argv[3 + 2 * i];
+		v[i] = strcmp(RedisModule_StringPtrLen(argv[4 + 2 * i], NULL), "-")
+			   ? argv[4 + 2 * i]
+			   : REDISMODULE_HASH_DELETE;
+	}
+	k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+	errno = 0;
+	n = RedisModule_HashSet(k, (int)fl, f[0], v[0], f[1], v[1], f[2], v[2], NULL);
+	RedisModule_CloseKey(k);
+	RedisModule_ReplyWithArray(ctx, 2);
+	RedisModule_ReplyWithLongLong(ctx, n);
+	RedisModule_ReplyWithLongLong(ctx, errno);
+	return REDISMODULE_OK;
+}
+
+static int apitest_hexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+	RedisModuleKey *k;
+	int e = -1, rc;
+
+	if (argc != 3)
+		return RedisModule_WrongArity(ctx);
+	k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+	rc = RedisModule_HashGet(k, REDISMODULE_HASH_EXISTS | REDISMODULE_HASH_CFIELDS,
+				 RedisModule_StringPtrLen(argv[2], NULL), &e, NULL);
+	RedisModule_CloseKey(k);
+	RedisModule_ReplyWithArray(ctx, 2);
+	RedisModule_ReplyWithLongLong(ctx, rc);
+	RedisModule_ReplyWithLongLong(ctx, e);
+	return REDISMODULE_OK;
+}
+
+static int apitest_lget(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+	RedisModuleKey *k;
+	RedisModuleString *e;
+	long long i;
+
+	if (argc != 3)
+		return RedisModule_WrongArity(ctx);
+	if (RedisModule_StringToLongLong(argv[2], &i) != REDISMODULE_OK)
+		return RedisModule_ReplyWithError(ctx, "ERR bad index");
+	k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+	errno = 0;
+	e = RedisModule_ListGet(k, (long)i);
+	RedisModule_CloseKey(k);
+	if (!e)
+		return RedisModule_ReplyWithError(ctx, errno == EDOM ? "ERR errno EDOM"
+					       : errno == ENOTSUP ? "ERR errno ENOTSUP"
+								  : "ERR errno other");
+	RedisModule_ReplyWithString(ctx, e);
+	RedisModule_FreeString(ctx, e);
+	return REDISMODULE_OK;
+}
+
+static int apitest_lset(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+	RedisModuleKey *k;
+	RedisModuleString *a, *b;
+	long long i;
+	int rc, err;
+
+	if (argc != 4)
+		return RedisModule_WrongArity(ctx);
+	if (RedisModule_StringToLongLong(argv[2], &i) != REDISMODULE_OK)
+		return RedisModule_ReplyWithError(ctx, "ERR bad index");
+	k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+	errno = 0;
+	rc = RedisModule_ListSet(k, (long)i, argv[3]);
+	err = errno == EDOM ? 1 : errno == ENOTSUP ? 2 : errno ? 3 : 0;
+	a = RedisModule_ListPop(k, REDISMODULE_LIST_HEAD);
+	b = RedisModule_ListPop(k, REDISMODULE_LIST_TAIL);
+	RedisModule_CloseKey(k);
+	RedisModule_ReplyWithArray(ctx, 4);
+	RedisModule_ReplyWithLongLong(ctx, rc);
+	RedisModule_ReplyWithLongLong(ctx, err);
+	if (a)
+		RedisModule_ReplyWithString(ctx, a);
+	else
+		RedisModule_ReplyWithNull(ctx);
+	if (b)
+		RedisModule_ReplyWithString(ctx, b);
+	else
+		RedisModule_ReplyWithNull(ctx);
+	if (a)
+		RedisModule_FreeString(ctx, a);
+	if (b)
+		RedisModule_FreeString(ctx, b);
+	return REDISMODULE_OK;
+}
+
+static int apitest_linsert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+	RedisModuleKey *k;
+	int rc;
+
+	if (argc != 3)
+		return RedisModule_WrongArity(ctx);
+	k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+	rc = RedisModule_ListInsert(k, 0, argv[2]);
 	RedisModule_CloseKey(k);
 	return RedisModule_ReplyWithLongLong(ctx, rc);
 }
@@ -298,6 +513,15 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 	    {"apitest.double", apitest_double, "readonly fast", 0, 0, 0},
 	    {"apitest.printf", apitest_printf, "readonly fast", 0, 0, 0},
 	    {"apitest.dict", apitest_dict, "readonly", 0, 0, 0},
+	    {"apitest.zadd", apitest_zadd, "write deny-oom", 1, 1, 1},
+	    {"apitest.zincr", apitest_zadd, "write deny-oom", 1, 1, 1},
+	    {"apitest.zrem", apitest_zrem, "write", 1, 1, 1},
+	    {"apitest.zrev", apitest_zrev, "readonly", 1, 1, 1},
+	    {"apitest.hset", apitest_hset, "write deny-oom", 1, 1, 1},
+	    {"apitest.hexists", apitest_hexists, "readonly", 1, 1, 1},
+	    {"apitest.lget", apitest_lget, "write", 1, 1, 1},
+	    {"apitest.lset", apitest_lset, "write deny-oom", 1, 1, 1},
+	    {"apitest.linsert", apitest_linsert, "write deny-oom", 1, 1, 1},
 	};
 
 	(void)argv, (void)argc;

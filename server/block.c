@@ -61,9 +61,12 @@ struct blk {
 	struct blk *gnext, *gprev; /* block_lock: every waiter (CLIENT UNBLOCK) */
 	struct event *timer;	   /* owner */
 	struct event *peek;	   /* owner: a close while blocked (the socket is not read) */
+	void *owner;		   /* owner: block_set_owner()'s (a module's blocked client) */
 };
 
 #define NBUCKETS 1024
+
+static void (*close_hook)(struct conn *c, void *owner); /* set once at start-up */
 
 static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bkey *buckets[NBUCKETS];	/* block_lock */
@@ -196,6 +199,29 @@ static void on_peek(evutil_socket_t fd, short what, void *arg)
 
 void block_wait(struct conn *c, struct ht *ht, int n, const int *kidx, long long timeout_ms)
 {
+	const void *small[16] = {0}, **keys = small;
+	size_t smalll[16] = {0}, *klens = smalll;
+
+	if (c->blk) {
+		block_wait_keys(c, ht, 0, NULL, NULL, timeout_ms);
+		return;
+	}
+	if (n > 16) {
+		keys = xmalloc((size_t)n * sizeof(*keys));
+		klens = xmalloc((size_t)n * sizeof(*klens));
+	}
+	for (int i = 0; i < n; i++)
+		keys[i] = ARGV(c, kidx[i]), klens[i] = ARGL(c, kidx[i]);
+	block_wait_keys(c, ht, n, keys, klens, timeout_ms);
+	if (keys != small) {
+		free(keys);
+		free(klens);
+	}
+}
+
+void block_wait_keys(struct conn *c, struct ht *ht, int n, const void *const *keys,
+		     const size_t *klens, long long timeout_ms)
+{
 	struct blk *b = c->blk;
 
 	if (!b) {
@@ -209,8 +235,8 @@ void block_wait(struct conn *c, struct ht *ht, int n, const int *kidx, long long
 		if (!inbox)
 			inbox = xcalloc((size_t)g_srv.nworkers, sizeof(*inbox));
 		for (int i = 0; i < n; i++) {
-			const void *key = ARGV(c, kidx[i]);
-			size_t klen = ARGL(c, kidx[i]);
+			const void *key = keys[i];
+			size_t klen = klens[i];
 			struct bkey *k = key_find(ht, key, klen, key_hash(ht, key, klen), 1);
 			struct blink *l = &b->links[i];
 
@@ -373,8 +399,43 @@ void block_drain(struct worker *w)
 
 void block_conn_closed(struct conn *c)
 {
+	if (!c->blk)
+		return;
+	if (c->blk->owner && close_hook)
+		close_hook(c, c->blk->owner);
 	if (c->blk)
 		block_done(c); /* a woken waiter passes its turn on */
+}
+
+void block_set_owner(struct conn *c, void *owner)
+{
+	if (c->blk)
+		c->blk->owner = owner;
+}
+
+void *block_owner(const struct conn *c)
+{
+	return c->blk ? c->blk->owner : NULL;
+}
+
+void block_set_close_hook(void (*hook)(struct conn *c, void *owner))
+{
+	close_hook = hook;
+}
+
+const void *block_woken_key(const struct conn *c, size_t *klen)
+{
+	const struct bkey *k;
+
+	if (!c->blk)
+		return NULL;
+	pthread_mutex_lock(&block_lock);
+	k = c->blk->wkey; /* a queue c is in: kept while c waits */
+	pthread_mutex_unlock(&block_lock);
+	if (!k)
+		return NULL;
+	*klen = k->klen;
+	return k->key;
 }
 
 int block_unblock(unsigned long long id, int err)
@@ -386,7 +447,7 @@ int block_unblock(unsigned long long id, int err)
 	pthread_mutex_lock(&block_lock);
 	for (struct blk *b = all; b; b = b->gnext)
 		if (b->id == id) {
-			if (!b->timeout)
+			if (!b->timeout && err >= 0)
 				b->timeout = err ? 2 : 1;
 			if (!b->ready) {
 				b->ready = 1;

@@ -57,6 +57,20 @@ struct ht;
  */
 void block_wait(struct conn *c, struct ht *ht, int n, const int *kidx, long long timeout_ms);
 
+/* block_wait() on keys given as bytes (@keys[i], @klens[i]), not argument
+ * indexes: a module's RedisModule_BlockClientOnKeys. */
+void block_wait_keys(struct conn *c, struct ht *ht, int n, const void *const *keys,
+		     const size_t *klens, long long timeout_ms);
+/* What blocked @c besides its command (a module's blocked-client handle):
+ * set after block_wait*(), read on its retry; NULL for the built-in
+ * commands.  The close hook runs when a connection that has one closes
+ * while blocked (before its waiter is dropped); set once at start-up. */
+void block_set_owner(struct conn *c, void *owner);
+void *block_owner(const struct conn *c);
+void block_set_close_hook(void (*hook)(struct conn *c, void *owner));
+/* The key whose signal woke @c's waiter (valid during its retry), or NULL. */
+const void *block_woken_key(const struct conn *c, size_t *klen);
+
 /* Whether this run of @c's command is a retry of a blocked one. */
 int block_retry(const struct conn *c);
 /* Whether the retry was caused by the timeout (or CLIENT UNBLOCK TIMEOUT):
@@ -79,7 +93,8 @@ void block_drain(struct worker *w);
 /* @c closes: forget it.  Its worker. */
 void block_conn_closed(struct conn *c);
 /* CLIENT UNBLOCK @id: 1 if that client was blocked (it answers nil for
- * @err 0, -UNBLOCKED for 1), else 0.  Any worker. */
+ * @err 0, -UNBLOCKED for 1), else 0.  @err -1: wake it for a retry with
+ * no timeout (a module's UnblockClient).  Any thread. */
 int block_unblock(unsigned long long id, int err);
 /* Clients blocked now (INFO clients blocked_clients), and those of them
  * with a timeout (clients_in_timeout_table). */

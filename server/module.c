@@ -26,6 +26,7 @@
 #include "rcu/rcu.h"
 #include "server/module.h"
 
+#include "server/block.h"
 #include "server/cmd.h"
 #include "server/config.h"
 #include "server/conn.h"
@@ -168,6 +169,7 @@ static void gil_leave(void)
 	if (--gil_depth)
 		return;
 	module_values_reap();
+	module_block_reap();
 	pthread_mutex_unlock(&gil);
 	while (module_values_pending() && pthread_mutex_trylock(&gil) == 0) {
 		module_values_reap();
@@ -222,17 +224,35 @@ void cmd_module_proc(struct conn *c, int argc)
 	ctx_open(&ctx, mc->m, c, &jb, &saved);
 	ctx.cmdname = mc->name;
 	if (setjmp(jb) == 0) {
-		mc->func(&ctx, argv, argc);
+		if (!block_retry(c) || !module_block_retry(&ctx, argv, argc))
+			mc->func(&ctx, argv, argc);
 	} else {
 		reply_errorf(c, "-ERR rcukv: module '%s' called %s, which rcukv does not implement",
 			     mc->m->name ? mc->m->name : "?", ctx.unimpl_name);
 	}
+	module_block_after();
 	ctx_close(&ctx, saved);
 	for (int j = 0; j < argc; j++) /* one the module retained is on its list */
 		module_string_free(NULL, argv[j]);
 	gil_leave();
 	free(argv);
 	atomic_fetch_sub(&mc->m->in_calls, 1); /* seq_cst: after the module's last instruction */
+}
+
+void module_callback(struct module *m, struct conn *c,
+		     void (*fn)(struct RedisModuleCtx *ctx, void *arg), void *arg)
+{
+	struct RedisModuleCtx ctx, *saved;
+	jmp_buf jb;
+
+	atomic_fetch_add(&m->in_calls, 1); /* seq_cst: as cmd_module_proc() */
+	gil_enter();
+	ctx_open(&ctx, m, c, &jb, &saved);
+	if (setjmp(jb) == 0)
+		fn(&ctx, arg);
+	ctx_close(&ctx, saved);
+	gil_leave();
+	atomic_fetch_sub(&m->in_calls, 1);
 }
 
 /* Called by RedisModule_CreateCommand (module_api.c) through this. */
@@ -518,6 +538,9 @@ static int call_onunload(struct module *m)
 	"Error unloading module: the module holds timer that is not fired. "                       \
 	"Please stop the timer or wait until it fires."
 #define ERR_REFUSED "Error unloading module: operation not possible."
+#define ERR_BLOCKED                                                                                \
+	"Error unloading module: the module has blocked clients. Please wait them unblocked and "  \
+	"try again"
 
 /*
  * Unload @m (at *@pp in the list) the second mail's way: every other worker
@@ -541,7 +564,9 @@ static const char *unload_frozen(struct module **pp, struct module *m, struct wo
 		       "module-freeze-timeout";
 #endif
 	pthread_mutex_lock(&tm_lock);
-	if (m->ntimers)
+	if (atomic_load(&m->nblocked))
+		err = ERR_BLOCKED;
+	else if (m->ntimers)
 		err = ERR_TIMERS;
 #ifndef RCUKV_BROKEN_MODULE_UNLOAD
 	else if (atomic_load(&m->in_calls) != 0)
@@ -585,6 +610,13 @@ static const char *module_unload(const char *name, struct worker *w)
 	if (m->types) /* as Redis 7.0, whether or not a key holds one */
 		return "Error unloading module: the module exports one or more module-side data "
 		       "types, can't unload";
+	/* handles whose clients went: theirs is the last reference to the
+	 * module's private data (module_block.c) */
+	gil_enter();
+	module_block_reap();
+	gil_leave();
+	if (atomic_load(&m->nblocked)) /* as Redis: wait for them */
+		return ERR_BLOCKED;
 	if (atomic_load_explicit(&unload_scheme, memory_order_relaxed) == 1)
 		return unload_frozen(pp, m, w);
 	/* 1. deactivate */
@@ -608,6 +640,8 @@ static const char *module_unload(const char *name, struct worker *w)
 
 		pthread_mutex_lock(&tm_lock);
 		pending = m->ntimers;
+		if (atomic_load(&m->nblocked)) /* a call in flight blocked a client */
+			pending = -1;
 #ifndef RCUKV_BROKEN_MODULE_DRAIN
 		busy = atomic_load(&m->in_calls) != 0;
 #else
@@ -618,7 +652,7 @@ static const char *module_unload(const char *name, struct worker *w)
 			m->next = modules;
 			modules = m;
 			publish_rows();
-			return ERR_TIMERS;
+			return pending < 0 ? ERR_BLOCKED : ERR_TIMERS;
 		}
 		if (!busy)
 			break;
@@ -765,6 +799,7 @@ void cmd_module_unload(struct conn *c, int argc)
 void module_init(void)
 {
 	module_type_init();
+	module_block_init();
 	for (int i = 0; i < nload_lines; i++) {
 		char *line = load_lines[i], *words[64], *sp;
 		size_t lens[64];

@@ -105,7 +105,14 @@ struct RedisModuleCtx {
 	int npost;
 	jmp_buf *unimpl_jmp; /* where an unimplemented API call lands, or NULL */
 	const char *unimpl_name;
+	/* A blocked client's callback (module_block.c): MOD_CTX_BLOCKED_*,
+	 * its handle, its private data, the key whose signal woke it. */
+	int bflags;
+	struct RedisModuleBlockedClient *bc;
+	void *bprivdata;
+	struct RedisModuleString *bready;
 };
+enum { MOD_CTX_BLOCKED_REPLY = 1, MOD_CTX_BLOCKED_TIMEOUT = 2, MOD_CTX_BLOCKED_DISCONNECTED = 4 };
 
 /* One command a module created. */
 struct mod_cmd {
@@ -154,7 +161,19 @@ struct module {
 				      * module lock, as every module callback) */
 	struct RedisModuleString *strings; /* the strings it holds (module_api.c; ditto) */
 	struct RedisModuleType *types;	   /* its data types (set in OnLoad) */
+	/* Blocked-client handles not yet freed (module_block.c): unload is
+	 * refused while there is one, as Redis's. */
+	_Atomic long nblocked;
 };
+
+/* The API tables (module_api.c, module_dict.c, module_type.c,
+ * module_keys.c, module_block.c): a function by its full name. */
+struct mod_api_fn {
+	const char *name;
+	void *fn;
+};
+#define MOD_API(n, f) {"RedisModule_" #n, (void *)(uintptr_t)(f)}
+void *module_api_find(const struct mod_api_fn *t, size_t n, const char *name);
 
 /* module_api.c */
 /* RedisModule_GetApi: the function named @name ("RedisModule_X") into
@@ -216,7 +235,25 @@ int module_key_type(struct RedisModuleKey *k);
 void *module_keys_api(const char *name);
 void module_zrange_stop(struct RedisModuleKey *k);
 
+/* module_block.c: the blocked-client API functions by full name (NULL: not
+ * one of them); the retry of a command a module blocked (1: it was one,
+ * handled; 0: run the command); the close hook's registration; the free of
+ * handles whose client went before the module unblocked them (under the
+ * module lock). */
+void *module_block_api(const char *name);
+int module_block_retry(struct RedisModuleCtx *ctx, struct RedisModuleString **argv, int argc);
+void module_block_init(void);
+void module_block_reap(void);
+/* The end of a module command on this thread: free the on-keys handles it
+ * made but could not block (in EXEC, in a script).  Under the module lock. */
+void module_block_after(void);
+
 /* module.c */
+/* Run @fn(ctx, @arg) for @m on this thread, under the module lock, in a
+ * ctx of client @c (NULL: none) counted in @m's in_calls; an unimplemented
+ * API call ends it. */
+void module_callback(struct module *m, struct conn *c,
+		     void (*fn)(struct RedisModuleCtx *ctx, void *arg), void *arg);
 /* The module lock (Redis's GIL, see module.c): try it (1: taken, only when
  * this thread does not hold it), take it spinning online (a thread inside
  * ht_snapshot()), let it go. */

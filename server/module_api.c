@@ -1289,92 +1289,92 @@ static void *stub_for(const char *name)
 
 /* ---------------------------------------------------------- the registry */
 
-#define API(n, f) {"RedisModule_" #n, (void *)(uintptr_t)(f)}
-static const struct {
-	const char *name;
-	void *fn;
-} api[] = {
-    API(Alloc, api_alloc),
-    API(TryAlloc, api_tryalloc),
-    API(Calloc, api_calloc),
-    API(Realloc, api_realloc),
-    API(Free, api_free),
-    API(Strdup, api_strdup),
-    API(PoolAlloc, api_pool_alloc),
-    API(AutoMemory, api_auto_memory),
-    API(CreateCommand, api_create_command),
-    API(SetModuleAttribs, api_set_module_attribs),
-    API(IsModuleNameBusy, api_is_module_name_busy),
-    API(WrongArity, api_wrong_arity),
-    API(ReplyWithLongLong, api_reply_ll),
-    API(ReplyWithError, api_reply_error),
-    API(ReplyWithSimpleString, api_reply_simple),
-    API(ReplyWithArray, api_reply_array),
-    API(ReplyWithNullArray, api_reply_null_array),
-    API(ReplyWithEmptyArray, api_reply_empty_array),
-    API(ReplySetArrayLength, api_reply_set_array_length),
-    API(ReplyWithStringBuffer, api_reply_string_buffer),
-    API(ReplyWithCString, api_reply_cstring),
-    API(ReplyWithString, api_reply_string),
-    API(ReplyWithEmptyString, api_reply_empty_string),
-    API(ReplyWithNull, api_reply_null),
-    API(ReplyWithBool, api_reply_bool),
-    API(ReplyWithCallReply, api_reply_call_reply),
-    API(ReplyWithDouble, api_reply_double),
-    API(ReplyWithLongDouble, api_reply_long_double),
-    API(GetSelectedDb, api_get_selected_db),
-    API(SelectDb, api_select_db),
-    API(KeyExists, api_key_exists),
-    API(OpenKey, api_open_key),
-    API(CloseKey, api_close_key),
-    API(KeyType, api_key_type),
-    API(ValueLength, api_value_length),
-    API(StringToLongLong, api_string_to_ll),
-    API(StringToDouble, api_string_to_double),
-    API(Call, api_call),
-    API(CallReplyType, api_call_reply_type),
-    API(CallReplyInteger, api_call_reply_integer),
-    API(CallReplyLength, api_call_reply_length),
-    API(CallReplyArrayElement, api_call_reply_array_element),
-    API(CallReplyStringPtr, api_call_reply_string_ptr),
-    API(CreateStringFromCallReply, api_create_string_from_call_reply),
-    API(FreeCallReply, api_free_call_reply),
-    API(CreateString, api_create_string),
-    API(CreateStringFromLongLong, api_create_string_ll),
-    API(CreateStringFromDouble, api_create_string_double),
-    API(CreateStringFromString, api_create_string_from_string),
-    API(CreateStringPrintf, api_create_string_printf),
-    API(FreeString, api_free_string),
-    API(RetainString, api_retain_string),
-    API(StringPtrLen, api_string_ptr_len),
-    API(StringCompare, api_string_compare),
-    API(Replicate, api_replicate),
-    API(ReplicateVerbatim, api_replicate_verbatim),
-    API(DeleteKey, api_delete_key),
-    API(StringSet, api_string_set),
-    API(StringDMA, api_string_dma),
-    API(StringTruncate, api_string_truncate),
-    API(GetExpire, api_get_expire),
-    API(SetExpire, api_set_expire),
-    API(IsKeysPositionRequest, api_is_keys_position_request),
-    API(KeyAtPos, api_key_at_pos),
-    API(GetClientId, api_get_client_id),
-    API(Milliseconds, api_milliseconds),
-    API(CreateTimer, api_create_timer),
-    API(StopTimer, api_stop_timer),
-    API(Log, api_log),
+static const struct mod_api_fn api[] = {
+    MOD_API(Alloc, api_alloc),
+    MOD_API(TryAlloc, api_tryalloc),
+    MOD_API(Calloc, api_calloc),
+    MOD_API(Realloc, api_realloc),
+    MOD_API(Free, api_free),
+    MOD_API(Strdup, api_strdup),
+    MOD_API(PoolAlloc, api_pool_alloc),
+    MOD_API(AutoMemory, api_auto_memory),
+    MOD_API(CreateCommand, api_create_command),
+    MOD_API(SetModuleAttribs, api_set_module_attribs),
+    MOD_API(IsModuleNameBusy, api_is_module_name_busy),
+    MOD_API(WrongArity, api_wrong_arity),
+    MOD_API(ReplyWithLongLong, api_reply_ll),
+    MOD_API(ReplyWithError, api_reply_error),
+    MOD_API(ReplyWithSimpleString, api_reply_simple),
+    MOD_API(ReplyWithArray, api_reply_array),
+    MOD_API(ReplyWithNullArray, api_reply_null_array),
+    MOD_API(ReplyWithEmptyArray, api_reply_empty_array),
+    MOD_API(ReplySetArrayLength, api_reply_set_array_length),
+    MOD_API(ReplyWithStringBuffer, api_reply_string_buffer),
+    MOD_API(ReplyWithCString, api_reply_cstring),
+    MOD_API(ReplyWithString, api_reply_string),
+    MOD_API(ReplyWithEmptyString, api_reply_empty_string),
+    MOD_API(ReplyWithNull, api_reply_null),
+    MOD_API(ReplyWithBool, api_reply_bool),
+    MOD_API(ReplyWithCallReply, api_reply_call_reply),
+    MOD_API(ReplyWithDouble, api_reply_double),
+    MOD_API(ReplyWithLongDouble, api_reply_long_double),
+    MOD_API(GetSelectedDb, api_get_selected_db),
+    MOD_API(SelectDb, api_select_db),
+    MOD_API(KeyExists, api_key_exists),
+    MOD_API(OpenKey, api_open_key),
+    MOD_API(CloseKey, api_close_key),
+    MOD_API(KeyType, api_key_type),
+    MOD_API(ValueLength, api_value_length),
+    MOD_API(StringToLongLong, api_string_to_ll),
+    MOD_API(StringToDouble, api_string_to_double),
+    MOD_API(Call, api_call),
+    MOD_API(CallReplyType, api_call_reply_type),
+    MOD_API(CallReplyInteger, api_call_reply_integer),
+    MOD_API(CallReplyLength, api_call_reply_length),
+    MOD_API(CallReplyArrayElement, api_call_reply_array_element),
+    MOD_API(CallReplyStringPtr, api_call_reply_string_ptr),
+    MOD_API(CreateStringFromCallReply, api_create_string_from_call_reply),
+    MOD_API(FreeCallReply, api_free_call_reply),
+    MOD_API(CreateString, api_create_string),
+    MOD_API(CreateStringFromLongLong, api_create_string_ll),
+    MOD_API(CreateStringFromDouble, api_create_string_double),
+    MOD_API(CreateStringFromString, api_create_string_from_string),
+    MOD_API(CreateStringPrintf, api_create_string_printf),
+    MOD_API(FreeString, api_free_string),
+    MOD_API(RetainString, api_retain_string),
+    MOD_API(StringPtrLen, api_string_ptr_len),
+    MOD_API(StringCompare, api_string_compare),
+    MOD_API(Replicate, api_replicate),
+    MOD_API(ReplicateVerbatim, api_replicate_verbatim),
+    MOD_API(DeleteKey, api_delete_key),
+    MOD_API(StringSet, api_string_set),
+    MOD_API(StringDMA, api_string_dma),
+    MOD_API(StringTruncate, api_string_truncate),
+    MOD_API(GetExpire, api_get_expire),
+    MOD_API(SetExpire, api_set_expire),
+    MOD_API(IsKeysPositionRequest, api_is_keys_position_request),
+    MOD_API(KeyAtPos, api_key_at_pos),
+    MOD_API(GetClientId, api_get_client_id),
+    MOD_API(Milliseconds, api_milliseconds),
+    MOD_API(CreateTimer, api_create_timer),
+    MOD_API(StopTimer, api_stop_timer),
+    MOD_API(Log, api_log),
 };
+
+void *module_api_find(const struct mod_api_fn *t, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i].name, name))
+			return t[i].fn;
+	return NULL;
+}
 
 int module_api_get(const char *name, void *out)
 {
-	for (size_t i = 0; i < sizeof(api) / sizeof(api[0]); i++) {
-		if (!strcmp(api[i].name, name)) {
-			*(void **)out = api[i].fn;
-			return OK;
-		}
-	}
-	if ((*(void **)out = module_dict_api(name)) || (*(void **)out = module_type_api(name)) ||
-	    (*(void **)out = module_keys_api(name)))
+	if ((*(void **)out = module_api_find(api, sizeof(api) / sizeof(api[0]), name)) ||
+	    (*(void **)out = module_dict_api(name)) || (*(void **)out = module_type_api(name)) ||
+	    (*(void **)out = module_keys_api(name)) ||
+	    (*(void **)out = module_block_api(name)))
 		return OK;
 	*(void **)out = stub_for(name);
 	return ERR;

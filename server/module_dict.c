@@ -382,39 +382,32 @@ static int api_dict_compare(Iter *it, const char *op, struct RedisModuleString *
 	return api_dict_compare_c(it, op, key->ptr, key->len);
 }
 
-#define API(n, f) {"RedisModule_" #n, (void *)(uintptr_t)(f)}
-static const struct {
-	const char *name;
-	void *fn;
-} dict_api[] = {
-    API(CreateDict, api_create_dict),
-    API(FreeDict, api_free_dict),
-    API(DictSize, api_dict_size),
-    API(DictSetC, api_dict_set_c),
-    API(DictReplaceC, api_dict_replace_c),
-    API(DictSet, api_dict_set),
-    API(DictReplace, api_dict_replace),
-    API(DictGetC, api_dict_get_c),
-    API(DictGet, api_dict_get),
-    API(DictDelC, api_dict_del_c),
-    API(DictDel, api_dict_del),
-    API(DictIteratorStartC, api_dict_iterator_start_c),
-    API(DictIteratorStart, api_dict_iterator_start),
-    API(DictIteratorStop, api_dict_iterator_stop),
-    API(DictIteratorReseekC, api_dict_iterator_reseek_c),
-    API(DictIteratorReseek, api_dict_iterator_reseek),
-    API(DictNextC, api_dict_next_c),
-    API(DictPrevC, api_dict_prev_c),
-    API(DictNext, api_dict_next),
-    API(DictPrev, api_dict_prev),
-    API(DictCompareC, api_dict_compare_c),
-    API(DictCompare, api_dict_compare),
+static const struct mod_api_fn dict_api[] = {
+    MOD_API(CreateDict, api_create_dict),
+    MOD_API(FreeDict, api_free_dict),
+    MOD_API(DictSize, api_dict_size),
+    MOD_API(DictSetC, api_dict_set_c),
+    MOD_API(DictReplaceC, api_dict_replace_c),
+    MOD_API(DictSet, api_dict_set),
+    MOD_API(DictReplace, api_dict_replace),
+    MOD_API(DictGetC, api_dict_get_c),
+    MOD_API(DictGet, api_dict_get),
+    MOD_API(DictDelC, api_dict_del_c),
+    MOD_API(DictDel, api_dict_del),
+    MOD_API(DictIteratorStartC, api_dict_iterator_start_c),
+    MOD_API(DictIteratorStart, api_dict_iterator_start),
+    MOD_API(DictIteratorStop, api_dict_iterator_stop),
+    MOD_API(DictIteratorReseekC, api_dict_iterator_reseek_c),
+    MOD_API(DictIteratorReseek, api_dict_iterator_reseek),
+    MOD_API(DictNextC, api_dict_next_c),
+    MOD_API(DictPrevC, api_dict_prev_c),
+    MOD_API(DictNext, api_dict_next),
+    MOD_API(DictPrev, api_dict_prev),
+    MOD_API(DictCompareC, api_dict_compare_c),
+    MOD_API(DictCompare, api_dict_compare),
 };
 
 void *module_dict_api(const char *name)
 {
-	for (size_t i = 0; i < sizeof(dict_api) / sizeof(dict_api[0]); i++)
-		if (!strcmp(dict_api[i].name, name))
-			return dict_api[i].fn;
-	return NULL;
+	return module_api_find(dict_api, sizeof(dict_api) / sizeof(dict_api[0]), name);
 }

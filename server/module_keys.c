@@ -512,36 +512,29 @@ static void api_zset_range_stop(Key *k)
 
 /* ---------------------------------------------------------- the registry */
 
-#define API(n, f) {"RedisModule_" #n, (void *)(uintptr_t)(f)}
-static const struct {
-	const char *name;
-	void *fn;
-} api[] = {
-    API(ListPush, api_list_push),
-    API(ListPop, api_list_pop),
-    API(ListGet, api_list_get),
-    API(ListSet, api_list_set),
-    API(HashSet, api_hash_set),
-    API(HashGet, api_hash_get),
-    API(ZsetAdd, api_zset_add),
-    API(ZsetIncrby, api_zset_incrby),
-    API(ZsetRem, api_zset_rem),
-    API(ZsetScore, api_zset_score),
-    API(ZsetFirstInScoreRange, api_zset_first_in_score_range),
-    API(ZsetLastInScoreRange, api_zset_last_in_score_range),
-    API(ZsetFirstInLexRange, api_zset_first_in_lex_range),
-    API(ZsetLastInLexRange, api_zset_last_in_lex_range),
-    API(ZsetRangeEndReached, api_zset_range_end_reached),
-    API(ZsetRangeCurrentElement, api_zset_range_current_element),
-    API(ZsetRangeNext, api_zset_range_next),
-    API(ZsetRangePrev, api_zset_range_prev),
-    API(ZsetRangeStop, api_zset_range_stop),
+static const struct mod_api_fn api[] = {
+    MOD_API(ListPush, api_list_push),
+    MOD_API(ListPop, api_list_pop),
+    MOD_API(ListGet, api_list_get),
+    MOD_API(ListSet, api_list_set),
+    MOD_API(HashSet, api_hash_set),
+    MOD_API(HashGet, api_hash_get),
+    MOD_API(ZsetAdd, api_zset_add),
+    MOD_API(ZsetIncrby, api_zset_incrby),
+    MOD_API(ZsetRem, api_zset_rem),
+    MOD_API(ZsetScore, api_zset_score),
+    MOD_API(ZsetFirstInScoreRange, api_zset_first_in_score_range),
+    MOD_API(ZsetLastInScoreRange, api_zset_last_in_score_range),
+    MOD_API(ZsetFirstInLexRange, api_zset_first_in_lex_range),
+    MOD_API(ZsetLastInLexRange, api_zset_last_in_lex_range),
+    MOD_API(ZsetRangeEndReached, api_zset_range_end_reached),
+    MOD_API(ZsetRangeCurrentElement, api_zset_range_current_element),
+    MOD_API(ZsetRangeNext, api_zset_range_next),
+    MOD_API(ZsetRangePrev, api_zset_range_prev),
+    MOD_API(ZsetRangeStop, api_zset_range_stop),
 };
 
 void *module_keys_api(const char *name)
 {
-	for (size_t i = 0; i < sizeof(api) / sizeof(api[0]); i++)
-		if (!strcmp(api[i].name, name))
-			return api[i].fn;
-	return NULL;
+	return module_api_find(api, sizeof(api) / sizeof(api[0]), name);
 }

@@ -584,47 +584,34 @@ static void api_digest_end(struct RedisModuleDigest *md)
 	(void)md;
 }
 
-static int api_signal_key_as_ready(Ctx *ctx, Str *key)
-{
-	(void)ctx, (void)key;
-	return OK;
-}
 
 /* ---------------------------------------------------------- the registry */
 
-#define API(n, f) {"RedisModule_" #n, (void *)(uintptr_t)(f)}
-static const struct {
-	const char *name;
-	void *fn;
-} api[] = {
-    API(CreateDataType, api_create_data_type),
-    API(ModuleTypeSetValue, api_type_set_value),
-    API(ModuleTypeGetType, api_type_get_type),
-    API(ModuleTypeGetValue, api_type_get_value),
-    API(SaveUnsigned, api_save_unsigned),
-    API(LoadUnsigned, api_load_unsigned),
-    API(SaveSigned, api_save_signed),
-    API(LoadSigned, api_load_signed),
-    API(SaveString, api_save_string),
-    API(SaveStringBuffer, api_save_string_buffer),
-    API(LoadString, api_load_string),
-    API(LoadStringBuffer, api_load_string_buffer),
-    API(SaveDouble, api_save_double),
-    API(LoadDouble, api_load_double),
-    API(SaveFloat, api_save_float),
-    API(LoadFloat, api_load_float),
-    API(IsIOError, api_is_io_error),
-    API(EmitAOF, api_emit_aof),
-    API(DigestAddLongLong, api_digest_add_ll),
-    API(DigestAddStringBuffer, api_digest_add_buffer),
-    API(DigestEndSequence, api_digest_end),
-    API(SignalKeyAsReady, api_signal_key_as_ready),
+static const struct mod_api_fn api[] = {
+    MOD_API(CreateDataType, api_create_data_type),
+    MOD_API(ModuleTypeSetValue, api_type_set_value),
+    MOD_API(ModuleTypeGetType, api_type_get_type),
+    MOD_API(ModuleTypeGetValue, api_type_get_value),
+    MOD_API(SaveUnsigned, api_save_unsigned),
+    MOD_API(LoadUnsigned, api_load_unsigned),
+    MOD_API(SaveSigned, api_save_signed),
+    MOD_API(LoadSigned, api_load_signed),
+    MOD_API(SaveString, api_save_string),
+    MOD_API(SaveStringBuffer, api_save_string_buffer),
+    MOD_API(LoadString, api_load_string),
+    MOD_API(LoadStringBuffer, api_load_string_buffer),
+    MOD_API(SaveDouble, api_save_double),
+    MOD_API(LoadDouble, api_load_double),
+    MOD_API(SaveFloat, api_save_float),
+    MOD_API(LoadFloat, api_load_float),
+    MOD_API(IsIOError, api_is_io_error),
+    MOD_API(EmitAOF, api_emit_aof),
+    MOD_API(DigestAddLongLong, api_digest_add_ll),
+    MOD_API(DigestAddStringBuffer, api_digest_add_buffer),
+    MOD_API(DigestEndSequence, api_digest_end),
 };
 
 void *module_type_api(const char *name)
 {
-	for (size_t i = 0; i < sizeof(api) / sizeof(api[0]); i++)
-		if (!strcmp(api[i].name, name))
-			return api[i].fn;
-	return NULL;
+	return module_api_find(api, sizeof(api) / sizeof(api[0]), name);
 }

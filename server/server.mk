@@ -17,7 +17,7 @@ SERVER_SRCS := server/main.c server/config.c server/config_rewrite.c server/log.
                server/pubsub.c server/cmd_pubsub.c server/script.c server/cmd_script.c \
                server/slowlog.c server/latency.c server/monitor.c server/pause.c server/cmd_admin.c server/cmd_debug.c \
                server/repl.c server/cmd_repl.c server/replm.c server/propagate.c \
-               server/module.c server/module_api.c server/module_dict.c server/module_type.c server/module_keys.c \
+               server/module.c server/module_api.c server/module_dict.c server/module_type.c server/module_keys.c server/module_block.c \
                server/server.c
 # Sets (issue 17, second type): docs/types.md "Sets".
 SERVER_SRCS += server/cmd_set.c server/sval.c server/db_set.c

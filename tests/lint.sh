@@ -95,7 +95,7 @@ for n, mods in enumerate([
     "conn request reply tls",           # 4 the connection engine, RESP in and out
     "client db db_set multi tracking notify mem evict rdb persist pubsub slowlog latency monitor pause repl replm block",  # 5 registry, keyspace, transactions, tracking, notifications, memory, snapshots, pub/sub
     "cmd keyspecs cmd_docs script",  # 6 the command table and dispatch, the Lua engine
-    "cmd_conn cmd_string cmd_bit cmd_hash cmd_set cmd_zset cmd_sort cmd_list cmd_keys cmd_db cmd_expire cmd_server cmd_client cmd_object cmd_dump cmd_multi cmd_tracking cmd_pubsub cmd_admin cmd_debug cmd_script cmd_repl propagate info module module_api module_dict module_type module_keys",  # 7 handlers, the module loader and its API
+    "cmd_conn cmd_string cmd_bit cmd_hash cmd_set cmd_zset cmd_sort cmd_list cmd_keys cmd_db cmd_expire cmd_server cmd_client cmd_object cmd_dump cmd_multi cmd_tracking cmd_pubsub cmd_admin cmd_debug cmd_script cmd_repl propagate info module module_api module_dict module_type module_keys module_block",  # 7 handlers, the module loader and its API
     "net main",                         # 8 event loops, the process
 ]):
     for m in mods.split():

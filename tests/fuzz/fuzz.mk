@@ -33,7 +33,7 @@ FUZZ_CFLAGS_OWN := $(FUZZ_CFLAGS_BASE) $(WARN) $(call pc,--cflags,hiredis)
 FUZZ_RCU_OBJS := $(RCU_SRCS:%.c=$(FUZZ_B)/obj/%.o)
 FUZZ_RESPLIB_OBJS := $(RESP_SRCS:%.c=$(FUZZ_B)/obj/%.o)
 FUZZ_HT_OBJS := $(FUZZ_B)/obj/hashtable/ht_qsbr.o
-FUZZ_SRV_NAMES := server config config_rewrite log util reply request conn client cmd keyspecs cmd_docs cmd_string cmd_bit cmd_hash hval cmd_zset zval cmd_list lval block bitops cmd_keys cmd_db cmd_expire cmd_conn cmd_server cmd_client cmd_object cmd_dump cmd_multi cmd_tracking cmd_pubsub cmd_admin cmd_debug cmd_repl repl replm propagate slowlog latency monitor pause pubsub tracking notify info db multi evict mem persist rdb stats lathist script cmd_script module module_api module_dict module_type module_keys
+FUZZ_SRV_NAMES := server config config_rewrite log util reply request conn client cmd keyspecs cmd_docs cmd_string cmd_bit cmd_hash hval cmd_zset zval cmd_list lval block bitops cmd_keys cmd_db cmd_expire cmd_conn cmd_server cmd_client cmd_object cmd_dump cmd_multi cmd_tracking cmd_pubsub cmd_admin cmd_debug cmd_repl repl replm propagate slowlog latency monitor pause pubsub tracking notify info db multi evict mem persist rdb stats lathist script cmd_script module module_api module_dict module_type module_keys module_block
 FUZZ_SRV_NAMES += cmd_set sval db_set
 FUZZ_SRV_NAMES += cmd_sort
 FUZZ_SRV_OBJS := $(FUZZ_SRV_NAMES:%=$(FUZZ_B)/obj/server/%.o)

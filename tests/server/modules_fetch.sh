@@ -6,7 +6,7 @@
 # Into DIR (created): apt-get source --download-only redis (a deb-src line
 # for bookworm is added under /etc/apt/sources.list.d/ when apt has none and
 # we are root), dpkg-source -x, then each src/modules/NAME.c that
-# MODULES_BUILD names (default: helloworld hellotimer hellodict hellotype) compiled with
+# MODULES_BUILD names (default: helloworld hellotimer hellodict hellotype helloblock) compiled with
 # gcc -shared -fPIC against that release's own src/redismodule.h into
 # DIR/NAME.so; and rcukv's own test modules, tests/server/modules/*.c, against
 # the same header.  A tree already in DIR (or in $REDIS_SRC, an unpacked source
@@ -14,7 +14,7 @@
 # the reason on stderr when the source cannot be had (the tests count a skip).
 set -u
 dir=${1:?usage: modules_fetch.sh DIR}
-mods=${MODULES_BUILD:-helloworld hellotimer hellodict hellotype}
+mods=${MODULES_BUILD:-helloworld hellotimer hellodict hellotype helloblock}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 

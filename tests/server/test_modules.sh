@@ -255,7 +255,35 @@ if [ "$have_redis" = 1 ] && rht_up rht-cases $((P + 11)) --save "" --enable-modu
 elif [ "$have_redis" = 0 ]; then
   skip "hellotype cases against redis-server: not installed"
 fi
-skip "HELLOTYPE.BRANGE on an empty key blocks (RedisModule_BlockClientOnKeys): rcukv has no module blocking API yet"
+# blocked clients (docs/modules.md, "Blocked clients"): hellotype's
+# HELLOTYPE.BRANGE (BlockClientOnKeys) and helloblock's HELLO.BLOCK
+# (BlockClient, UnblockClient from a thread), the same scenarios on both
+# servers, their observations compared (tests/server/test_modules_block.py)
+cp "$MODDIR/helloblock.so" "$tmp/mods/"
+if ! find_redis_py; then
+  skip "blocked-client scenarios: no redis-py"
+elif ht_up ht-block $((P + 12)) --save "" --enable-module-command yes; then
+  bport=0
+  if [ "$have_redis" = 1 ] && rht_up rht-block $((P + 13)) --save "" --enable-module-command yes; then
+    bport=$RP
+  fi
+  out=$(timeout 180 "$PY" tests/server/test_modules_block.py "$HP" "$bport" "$tmp/mods" 2>&1)
+  rc=$?
+  echo "$out" | sed 's/^/    /'
+  if [ "$bport" = 0 ]; then
+    skip "blocked-client scenarios against redis-server: not installed or did not start"
+  else
+    check "blocked-client scenarios answer as on redis-server ($(echo "$out" | tail -n 1), rc $rc)" \
+      '[ "$rc" = 0 ] && echo "$out" | tail -n 1 | grep -q " 0 failed"'
+    stop_pid "$rpid"
+  fi
+  check "the blocked-client server is up" '[ "$(redis-cli -p "$HP" ping)" = PONG ]'
+  stop_pid "$hpid"
+  check "the blocked-client server's log: no sanitizer report" \
+    '! grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$tmp/ht-block.log"'
+else
+  bad "rcukv-server for the blocked-client scenarios did not start"
+fi
 
 # the same keys written into a server (PORT): db 0 and db 3, one with a TTL
 ht_fill() {

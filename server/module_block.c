@@ -45,6 +45,7 @@
 #include "server/util.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,9 @@ struct RedisModuleBlockedClient {
 };
 
 static pthread_mutex_t mbc_lock = PTHREAD_MUTEX_INITIALIZER;
-static Bc *orphans; /* mbc_lock: unblocked after their client went */
+/* unblocked after their client went: written under mbc_lock, read without
+ * it (relaxed) by module_block_reap()'s quick test */
+static _Atomic(Bc *) orphans;
 /* On-keys handles this thread's command made but could not block (EXEC,
  * a script): no module unblocks those, so they go when the command ends
  * (module_block_after(); Redis leaks them, and the module's count) */
@@ -114,11 +117,11 @@ void module_block_reap(void)
 {
 	Bc *list;
 
-	if (!__atomic_load_n(&orphans, __ATOMIC_RELAXED))
+	if (!atomic_load_explicit(&orphans, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&mbc_lock);
-	list = orphans;
-	orphans = NULL;
+	list = atomic_load_explicit(&orphans, memory_order_relaxed);
+	atomic_store_explicit(&orphans, NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&mbc_lock);
 	while (list) {
 		Bc *next = list->onext;
@@ -226,8 +229,8 @@ static int api_unblock_client(Bc *bc, void *privdata)
 	c = bc->c;
 	id = bc->id;
 	if (!c) { /* its client is gone: nobody else will free it */
-		bc->onext = orphans;
-		orphans = bc;
+		bc->onext = atomic_load_explicit(&orphans, memory_order_relaxed);
+		atomic_store_explicit(&orphans, bc, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&mbc_lock);
 	if (c)

@@ -654,15 +654,26 @@ static const char *module_unload(const char *name, struct worker *w)
 	if (m->types) /* as Redis 7.0, whether or not a key holds one */
 		return "Error unloading module: the module exports one or more module-side data "
 		       "types, can't unload";
+	/* From here a call in flight may not block a client (module_block.c:
+	 * its retry could find no row).  seq_cst, as BlockClient's count and
+	 * test of the flag: either it sees the flag or we see its handle. */
+	atomic_store(&m->unloading, 1);
 	/* handles whose clients went: theirs is the last reference to the
 	 * module's private data (module_block.c) */
 	gil_enter();
 	module_block_reap();
 	gil_leave();
-	if (atomic_load(&m->nblocked)) /* as Redis: wait for them */
+	if (atomic_load(&m->nblocked)) { /* as Redis: wait for them */
+		atomic_store(&m->unloading, 0);
 		return ERR_BLOCKED;
-	if (atomic_load_explicit(&unload_scheme, memory_order_relaxed) == 1)
-		return unload_frozen(pp, m, w);
+	}
+	if (atomic_load_explicit(&unload_scheme, memory_order_relaxed) == 1) {
+		const char *err = unload_frozen(pp, m, w);
+
+		if (err)
+			atomic_store(&m->unloading, 0);
+		return err;
+	}
 	/* 1. deactivate */
 	*pp = m->next;
 	publish_rows();
@@ -696,6 +707,7 @@ static const char *module_unload(const char *name, struct worker *w)
 			m->next = modules;
 			modules = m;
 			publish_rows();
+			atomic_store(&m->unloading, 0);
 			return pending < 0 ? ERR_BLOCKED : ERR_TIMERS;
 		}
 		if (!busy)
@@ -709,6 +721,7 @@ static const char *module_unload(const char *name, struct worker *w)
 		m->next = modules;
 		modules = m;
 		publish_rows();
+		atomic_store(&m->unloading, 0);
 		return ERR_REFUSED;
 	}
 	dlclose(m->handle);

@@ -164,6 +164,9 @@ struct module {
 	/* Blocked-client handles not yet freed (module_block.c): unload is
 	 * refused while there is one, as Redis's. */
 	_Atomic long nblocked;
+	/* An RCU-scheme unload has taken its rows away: BlockClient refuses
+	 * (a call in flight; its retry would find no row). */
+	_Atomic int unloading;
 };
 
 /* The API tables (module_api.c, module_dict.c, module_type.c,

@@ -153,10 +153,15 @@ static Bc *block_common(Ctx *ctx, cmd_cb reply, cmd_cb timeout, void (*free_pd)(
 		return bc; /* a timer's: never held, the module unblocks it */
 	bc->id = c->id;
 	if (script_in_call() || (c->multi && c->multi->in_exec) || !block_allowed(c) ||
-	    block_owner(c)) {
+	    block_owner(c) || atomic_load(&bc->m->unloading)) {
 		/* as Redis: an aborted handle (no client) and an error */
-		reply_error(c, script_in_call() ? "Blocking module command called from Lua script"
-						: "Blocking module command called from transaction");
+		if (atomic_load(&bc->m->unloading))
+			reply_errorf(c, "-ERR rcukv: module '%s' is unloading: it cannot block a client now",
+				     bc->m->name ? bc->m->name : "?");
+		else
+			reply_error(c, script_in_call()
+					   ? "Blocking module command called from Lua script"
+					   : "Blocking module command called from transaction");
 		if (keys) {
 			bc->unblocked = 1; /* a late UnblockClient: a no-op */
 			bc->onext = aborted;

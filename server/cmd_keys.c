@@ -375,8 +375,10 @@ static int flush_one(int i, struct ht *ht, size_t *removed)
 
 	multi_touch_dbs(i, -1);
 	rc = ht_flush(ht);
-	if (rc == 0)
+	if (rc == 0) {
 		*removed += n;
+		db_avg_ttl_reset(i);
+	}
 	return rc;
 }
 

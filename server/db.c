@@ -269,6 +269,11 @@ long long db_avg_ttl_of(int i)
 	return atomic_load_explicit(&avg_ttl[i], memory_order_relaxed);
 }
 
+void db_avg_ttl_reset(int i)
+{
+	atomic_store_explicit(&avg_ttl[i], 0, memory_order_relaxed);
+}
+
 void db_stats_total(struct ht_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));

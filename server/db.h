@@ -84,6 +84,10 @@ unsigned long long db_size(void);
 unsigned long long db_keys_of(int i);
 unsigned long long db_expires_of(int i);
 long long db_avg_ttl_of(int i);
+/* db_avg_ttl_reset() - db @i's avg_ttl back to 0, as Redis's emptying of a
+ * db does (a flush, a replica's full sync: a replica runs no expiry cycle to
+ * refresh it, so it then reports 0 as Redis's does).  Context: any thread. */
+void db_avg_ttl_reset(int i);
 unsigned long long db_expired_total(void);
 size_t db_entry_bytes(void);
 /* ht_stats() summed over every database (the counts and byte sizes). */

@@ -393,6 +393,8 @@ void cmd_flush(struct conn *c, int argc)
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
+	if (all) /* Redis's emptyData() forgets a replica's written keys */
+		db_replica_keys_forget();
 	if (all)
 		for (int i = 0; i < g_ndbs && rc == 0; i++)
 			rc = flush_one(i, db_at(i), &removed);

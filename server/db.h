@@ -98,6 +98,20 @@ void db_reclaim_progress(size_t *retired, size_t *freed);
 void db_active_expire_cycle(void);
 /* DEBUG SET-ACTIVE-EXPIRE: 0 stops db_active_expire_cycle() (relaxed). */
 extern _Atomic int db_active_expire_enabled;
+/*
+ * Keys a client (not the master) wrote with a TTL on a writable replica
+ * (replica-read-only no), Redis 7.0's slaveKeysWithExpire: the replica runs
+ * no expiry cycle, and no master will send their DEL.
+ * db_replica_key_written() - remember key @key of db @db if it now has a TTL.
+ *   Context: a worker, after the write (no stripe mutex held).
+ * db_replica_expire_cycle() - the main thread's cron on a replica: remove the
+ *   remembered keys whose time passed (counted in expired_keys), forget those
+ *   gone or without a TTL.
+ * db_replica_keys_forget() - forget them all (a full sync, FLUSHALL).
+ */
+void db_replica_key_written(int db, const void *key, size_t klen);
+void db_replica_expire_cycle(void);
+void db_replica_keys_forget(void);
 /* Redis's encoding of the string in @e: "int" (then *@ival, if not NULL,
  * is its value), "embstr" (up to 44 bytes) or "raw".  Any thread holding @e. */
 const char *db_str_encoding(const struct ht_entry *e, long long *ival);

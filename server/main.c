@@ -403,6 +403,8 @@ serve:
 				 * iAmMaster()) */
 				if (!repl_is_replica())
 					db_active_expire_cycle();
+				else /* keys clients wrote on a writable replica */
+					db_replica_expire_cycle();
 				evict_cron();
 				persist_cron();
 			}

@@ -1317,6 +1317,7 @@ int persist_load_replica(const char *path)
 			srv_log(LL_WARNING, "could not empty db %d before loading", i);
 		db_avg_ttl_reset(i);
 	}
+	db_replica_keys_forget();
 	r = load_file(path, 1);
 	/* Release: every insert above happens-before a command that reads 0. */
 	atomic_store_explicit(&g_srv.loading, 0, memory_order_release);

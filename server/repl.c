@@ -223,6 +223,12 @@ int repl_masterdown(void)
 	       !atomic_load_explicit(&r_link_up, memory_order_relaxed);
 }
 
+int repl_takes_writes(void)
+{
+	return atomic_load_explicit(&r_replica, memory_order_relaxed) &&
+	       !atomic_load_explicit(&r_read_only, memory_order_relaxed);
+}
+
 int repl_is_replica(void)
 {
 	return atomic_load_explicit(&r_replica, memory_order_relaxed);

@@ -25,7 +25,10 @@
 #      replicas end equal to the master key by key (repl_compare.py) with
 #      the same DBSIZE;
 #   4. the same with an rcukv master (DEBUG SET-ACTIVE-EXPIRE 0, then 1), an
-#      rcukv replica and a redis-server replica of it.
+#      rcukv replica and a redis-server replica of it;
+#   5. replica-read-only no: keys the replicas' own clients write with a TTL
+#      (SET PX/PXAT, PEXPIRE, GETEX, EXPIRE -1, MULTI, EVAL) expire there,
+#      the master's key does not (Redis's slaveKeysWithExpire).
 # With an rcukv-server that expires keys on its own as a replica (main before
 # this test, or SRV=...), steps 2 and 3 fail.
 # Ends with "N passed, M failed, K skipped".
@@ -218,6 +221,43 @@ sleep 0.3
 same_reads "rcukv master, its active expiry off"
 # live keys: src, cnt, live:1..5, lt
 expiry_on "rcukv master" 8
+
+# ------------------------------------------------------------ 5. writable replicas
+# Keys a client writes with a TTL on a replica with replica-read-only no
+# expire there (Redis's slaveKeysWithExpire); the master's do not.
+m debug set-active-expire 0 >/dev/null
+m set mk v px 100 >/dev/null
+for p in "$RR" "$XR"; do
+  redis-cli -p "$p" config set replica-read-only no >/dev/null
+  redis-cli -p "$p" config resetstat >/dev/null
+  {
+    echo "SET w:1 v PX 100"
+    echo "SET w:2 v"; echo "PEXPIRE w:2 150"
+    echo "SET w:3 v PXAT 1"
+    echo "SET w:4 v"; echo "GETEX w:4 PXAT 1"
+    echo "SET w:5 v"; echo "EXPIRE w:5 -1"
+    echo "MULTI"; echo "SET w:6 v PX 100"; echo "EXEC"
+    echo "EVAL \"redis.call('SET', KEYS[1], 'v', 'PX', 100)\" 1 w:7"
+    echo "SET w:8 v"
+    echo "SET w:9 v EX 100000"
+    echo "DBSIZE"
+  } | redis-cli -p "$p" >"$tmp/w.$p" 2>&1
+done
+both_synced "writable replicas"
+sleep 0.6 # several cron turns on each
+for p in "$RR" "$XR"; do
+  {
+    echo "DBSIZE: $(redis-cli -p "$p" dbsize)"
+    echo "KEYS: $(redis-cli -p "$p" keys 'w:*' | sort | tr '\n' ' ')"
+    echo "expired_keys: $(redis-cli -p "$p" info stats | field expired_keys)"
+    echo "EXISTS mk: $(redis-cli -p "$p" exists mk)"
+  } >>"$tmp/w.$p"
+  redis-cli -p "$p" config set replica-read-only yes >/dev/null
+done
+check "writable replica: its clients' keys with a TTL expire, the master's stay, as on the redis replica ($(tail -n 4 "$tmp/w.$RR" | tr '\n' ' '))" \
+  'cmp -s "$tmp/w.$RR" "$tmp/w.$XR" || { diff "$tmp/w.$RR" "$tmp/w.$XR"; false; }'
+check "writable replica: the master's logically expired key is still counted (DBSIZE $(redis-cli -p "$XR" dbsize), the master's $(m dbsize))" \
+  '[ "$(redis-cli -p "$XR" dbsize)" = $(($(m dbsize) + 2)) ]'
 
 for f in "$tmp"/x*.log; do
   if grep -qE 'runtime error:|ERROR: AddressSanitizer|WARNING: ThreadSanitizer' "$f"; then

@@ -10,8 +10,9 @@
 #      replica and an rcukv replica side by side: keys with PEXPIRE 100..290,
 #      a key SET with a PXAT in the past, and a script that busy-waits 300
 #      ms on the master (time stands still in a script there, so its keys
-#      have not expired for it): PEXPIRE 50, RESTORE with a 50 ms TTL, then
-#      INCR of keys whose PX 100 passed meanwhile (one made PERSISTent).
+#      have not expired for it): PEXPIRE 50, RESTORE with a 50 ms TTL, SET
+#      PX 100, then INCR of those keys, whose time passed meanwhile (one
+#      made PERSISTent).
 #      Its effects reach the replicas when every TTL has passed on their
 #      clock;
 #   2. once the TTLs passed: GET, EXISTS, TYPE, TTL, PEXPIRETIME, STRLEN,
@@ -86,6 +87,8 @@ redis.call('PEXPIRE', 'pe', 50)
 local d = redis.call('DUMP', 'src')
 redis.call('RESTORE', 'rs', 50, d)
 redis.call('RESTORE', 'rs2', 50, d, 'REPLACE')
+redis.call('SET', 'cnt', 10, 'PX', 100)
+redis.call('SET', 'cnt2', 20, 'PX', 100)
 local s = now()
 while now() - s < 300000 do end
 local a = redis.call('INCR', 'cnt')
@@ -175,7 +178,6 @@ keys_cmds | m >/dev/null
 {
   echo "SET past v PXAT 1"
   echo "SET pe v"; echo "SET rs2 old"
-  echo "SET cnt 10 PX 100"; echo "SET cnt2 20 PX 100"
 } | m >/dev/null
 res=$(m eval "$BUSY" 0 | tr '\n' ' ')
 check "the master's script acted on keys that had not expired for it (INCRs: $res)" '[ "$res" = "11 21 " ]'
@@ -240,7 +242,6 @@ for p in "$RR" "$XR"; do
     echo "EVAL \"redis.call('SET', KEYS[1], 'v', 'PX', 100)\" 1 w:7"
     echo "SET w:8 v"
     echo "SET w:9 v EX 100000"
-    echo "DBSIZE"
   } | redis-cli -p "$p" >"$tmp/w.$p" 2>&1
 done
 both_synced "writable replicas"

@@ -340,14 +340,26 @@ static inline int e_has_expire(const struct ht_entry *e)
 	return (e->klen & HT_E_HAS_EXPIRE) != 0;
 }
 
-/* Expired?  @now is fetched lazily: only entries with an expiry need it. */
+/* ht_expiry_hold()'s flag: written and read by its own thread only. */
+static __thread int expiry_hold;
+
+int ht_expiry_hold(int on)
+{
+	int was = expiry_hold;
+
+	expiry_hold = on;
+	return was;
+}
+
+/* Expired?  @now is fetched lazily: only entries with an expiry need it.  The
+ * hold is tested last, so a live entry's lookup never reads it. */
 static inline int e_expired(const struct ht_entry *e, int64_t *now)
 {
 	if (!e_has_expire(e))
 		return 0;
 	if (!*now)
 		*now = ht_now_ms();
-	return ht_entry_expire(e) <= *now;
+	return ht_entry_expire(e) <= *now && !expiry_hold;
 }
 
 static inline int e_match(const struct ht_entry *e, uint32_t h, const void *key, size_t klen)

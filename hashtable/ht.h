@@ -51,7 +51,10 @@
  *     least once, across any number of grows and shrinks (reverse-binary
  *     cursor); keys may be visited more than once.
  *  5. An entry whose expiry is <= ht_now_ms() is invisible to every reader
- *     function; writers that meet it remove it (lazy expiry).
+ *     function; writers that meet it remove it (lazy expiry).  Exception: on
+ *     a thread inside ht_expiry_hold(1) no entry counts as expired, for
+ *     readers, writers and the expiry cycle alike (a replica applying its
+ *     master's stream).
  *  9. An ht_txn() is atomic for every lookup: a reader on any thread sees
  *     none of its changes or all of them, and ht_mfind_rcu() sees several
  *     keys at one moment (a sequence count per stripe, odd while a
@@ -299,6 +302,17 @@ static inline uint32_t ht_lfu_decayed(uint32_t w, uint32_t now_min, uint32_t dec
 	periods = elapsed / decay_min;
 	return periods > ctr ? 0 : ctr - periods;
 }
+
+/**
+ * ht_expiry_hold() - while @on, this thread sees every entry as live, however
+ * old its expiry: lookups find it, writers act on it instead of removing it
+ * (no HT_WATCH_EXPIRED, no "expired" count).  A replica sets it around its
+ * master's commands, which must act on exactly what the master saw (Redis
+ * 7.0's expireIfNeeded() returns "not expired" for the master client).
+ * Context: any thread; the flag is per thread, so other threads are unaffected.
+ * Return: the previous setting (for nesting).
+ */
+int ht_expiry_hold(int on);
 
 /* --- read side ------------------------------------------------------------- */
 

@@ -768,6 +768,11 @@ static inline void cmd_run(struct conn *c, const struct cmd *k, int slot, int ar
 	struct prop_call rc;
 	/* a replica is fed: writes run under the stream lock (propagate.c) */
 	int fed = SRV_UNLIKELY(replm_on()) && cmd_prop_begin(c, k, &rc);
+	/* a client's write on a writable replica: its keys with a TTL are
+	 * remembered (db_replica_key_written()); one relaxed load per write */
+	int first = 0, last = -1, step = 1;
+	int wkeys = SRV_UNLIKELY(flags & CMD_WRITE) && SRV_UNLIKELY(repl_takes_writes()) &&
+		    !(c->flags & CONN_MASTER) && cmd_key_range(k, argc, &first, &last, &step);
 
 	STAT_ADD(w->st.commands, 1);
 	if (SRV_UNLIKELY(c->trk != NULL))
@@ -778,6 +783,9 @@ static inline void cmd_run(struct conn *c, const struct cmd *k, int slot, int ar
 	d = stats_clock() - t0;
 	if (SRV_UNLIKELY(fed))
 		cmd_prop_end(c, argc, &rc);
+	if (SRV_UNLIKELY(wkeys))
+		for (int i = first; i <= last && i < c->argc; i += step)
+			db_replica_key_written(db_index_of(db_of(c)), ARGV(c, i), ARGL(c, i));
 	if (SRV_LIKELY(slot >= 0)) /* module commands have no slot */
 		stats_cmd_done(w, slot, d, STAT_GET(w->st.errors) != errs);
 	if (SRV_UNLIKELY(c->trk != NULL))

@@ -298,7 +298,9 @@ void cmd_restore(struct conn *c, int argc)
 	if (ttl && !o.absttl)
 		ttl = wrap_add(ttl, util_mstime());
 	a.expire = ttl ? ttl : HT_NO_EXPIRE;
-	a.expired = ttl && ttl <= util_mstime();
+	/* a replica keeps it and waits for its master's DEL (Redis's
+	 * checkAlreadyExpired()) */
+	a.expired = ttl && ttl <= util_mstime() && !repl_is_replica();
 	a.replace = o.replace;
 	rc = ht_rmw(db_of(c), K(1), restore_fn, &a);
 	free(val);

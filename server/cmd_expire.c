@@ -14,6 +14,7 @@
 #include "server/conn.h"
 #include "server/db.h"
 #include "server/notify.h"
+#include "server/repl.h"
 #include "server/reply.h"
 #include "server/util.h"
 
@@ -102,7 +103,9 @@ static void expire_generic(struct conn *c, int argc, long long basetime, int sec
 		return;
 	}
 	when += basetime;
-	if (when <= util_mstime()) {
+	/* a time in the past deletes, except on a replica: it stores the past
+	 * time and waits for its master's DEL (Redis's checkAlreadyExpired()) */
+	if (when <= util_mstime() && !repl_is_replica()) {
 		struct expire_arg a = {flags, 0};
 
 		rc = ht_rmw(db_of(c), K(1), expire_past_fn, &a);

@@ -375,8 +375,10 @@ static int flush_one(int i, struct ht *ht, size_t *removed)
 
 	multi_touch_dbs(i, -1);
 	rc = ht_flush(ht);
-	if (rc == 0)
+	if (rc == 0) {
 		*removed += n;
+		db_avg_ttl_reset(i);
+	}
 	return rc;
 }
 
@@ -391,6 +393,8 @@ void cmd_flush(struct conn *c, int argc)
 		reply_error(c, ERR_SYNTAX);
 		return;
 	}
+	if (all) /* Redis's emptyData() forgets a replica's written keys */
+		db_replica_keys_forget();
 	if (all)
 		for (int i = 0; i < g_ndbs && rc == 0; i++)
 			rc = flush_one(i, db_at(i), &removed);

@@ -21,6 +21,7 @@
 #include "server/conn.h"
 #include "server/db.h"
 #include "server/notify.h"
+#include "server/repl.h"
 #include "server/reply.h"
 #include "server/util.h"
 
@@ -281,7 +282,9 @@ static int getx_fn(struct ht_rmw *r, void *argp)
 			return HT_RMW_KEEP;
 		r->expire_ms = HT_NO_EXPIRE;
 	} else if (a->expire) {
-		if (a->expire <= util_mstime())
+		/* on a replica, stored: the master's DEL follows (Redis's
+		 * checkAlreadyExpired()) */
+		if (a->expire <= util_mstime() && !repl_is_replica())
 			return HT_RMW_DELETE;
 		r->expire_ms = a->expire;
 	} else {

@@ -159,6 +159,7 @@ void db_fini(void)
 {
 	for (int i = 0; g_dbs && i < g_ndbs; i++)
 		ht_free(db_at(i));
+	db_replica_keys_forget();
 	free(g_dbs);
 	free((void *)avg_ttl);
 	g_dbs = NULL;
@@ -267,6 +268,11 @@ unsigned long long db_expires_of(int i)
 long long db_avg_ttl_of(int i)
 {
 	return atomic_load_explicit(&avg_ttl[i], memory_order_relaxed);
+}
+
+void db_avg_ttl_reset(int i)
+{
+	atomic_store_explicit(&avg_ttl[i], 0, memory_order_relaxed);
 }
 
 void db_stats_total(struct ht_stats *sum)
@@ -799,6 +805,127 @@ static void update_avg_ttl(int i)
  */
 
 _Atomic int db_active_expire_enabled = 1;
+
+/*
+ * Keys written with a TTL on a writable replica (db.h).  A chained hash of
+ * (db, key) under wk_lock.  Lock order: the stream lock (cycle_lock), then
+ * wk_lock, then a stripe mutex: a worker may still hold the stream lock
+ * after a write (propagate.c keeps it for the next one), so the cron takes
+ * the stream lock first too.  wk_count is written under wk_lock and read
+ * relaxed by the cron to skip an empty set.
+ */
+struct wkey {
+	struct wkey *next;
+	int db;
+	size_t klen;
+	char key[];
+};
+#define WK_BUCKETS 1024
+static pthread_mutex_t wk_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct wkey *wk_b[WK_BUCKETS];
+static _Atomic size_t wk_count;
+
+static struct wkey **wk_slot(int db, const void *key, size_t klen)
+{
+	struct wkey **p = &wk_b[(ht_hash(key, klen, (uint64_t)db) & (WK_BUCKETS - 1))];
+
+	while (*p && !((*p)->db == db && (*p)->klen == klen && !memcmp((*p)->key, key, klen)))
+		p = &(*p)->next;
+	return p;
+}
+
+/* The expiry of key @key (HT_NO_EXPIRE if none), a past one too; -ENOENT. */
+static int expire_held(struct ht *ht, const void *key, size_t klen, int64_t *x)
+{
+	int was = ht_expiry_hold(1), rc = ht_expire_get(ht, key, klen, x);
+
+	ht_expiry_hold(was);
+	return rc;
+}
+
+void db_replica_key_written(int db, const void *key, size_t klen)
+{
+	struct wkey **p, *w;
+	int64_t x;
+
+	if (expire_held(db_at(db), key, klen, &x) != 0 || x == HT_NO_EXPIRE)
+		return;
+	pthread_mutex_lock(&wk_lock);
+	p = wk_slot(db, key, klen);
+	if (!*p) {
+		w = xmalloc(sizeof(*w) + klen);
+		w->next = NULL;
+		w->db = db;
+		w->klen = klen;
+		memcpy(w->key, key, klen);
+		*p = w;
+		atomic_store_explicit(&wk_count,
+				      atomic_load_explicit(&wk_count, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&wk_lock);
+}
+
+/* An rmw that changes nothing: its lookup removes an expired entry. */
+static int keep_fn(struct ht_rmw *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	return HT_RMW_KEEP;
+}
+
+void db_replica_expire_cycle(void)
+{
+	int64_t now = ht_now_ms(), x;
+	size_t gone = 0;
+
+	if (!atomic_load_explicit(&wk_count, memory_order_relaxed) ||
+	    !atomic_load_explicit(&db_active_expire_enabled, memory_order_relaxed))
+		return;
+	if (db_hooks.cycle_lock)
+		db_hooks.cycle_lock();
+	pthread_mutex_lock(&wk_lock);
+	for (size_t i = 0; i < WK_BUCKETS; i++) {
+		struct wkey **p = &wk_b[i], *w;
+
+		while ((w = *p) != NULL) {
+			struct ht *ht = db_at(w->db);
+			int rc = expire_held(ht, w->key, w->klen, &x);
+
+			if (rc == 0 && x != HT_NO_EXPIRE && x > now) {
+				p = &w->next;
+				continue;
+			}
+			if (rc == 0 && x != HT_NO_EXPIRE)
+				(void)ht_rmw(ht, w->key, w->klen, keep_fn, NULL);
+			*p = w->next;
+			free(w);
+			gone++;
+		}
+	}
+	atomic_store_explicit(&wk_count,
+			      atomic_load_explicit(&wk_count, memory_order_relaxed) - gone,
+			      memory_order_relaxed);
+	pthread_mutex_unlock(&wk_lock);
+	if (db_hooks.cycle_unlock)
+		db_hooks.cycle_unlock();
+}
+
+void db_replica_keys_forget(void)
+{
+	pthread_mutex_lock(&wk_lock);
+	for (size_t i = 0; i < WK_BUCKETS; i++) {
+		struct wkey *w = wk_b[i], *n;
+
+		for (; w; w = n) {
+			n = w->next;
+			free(w);
+		}
+		wk_b[i] = NULL;
+	}
+	atomic_store_explicit(&wk_count, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&wk_lock);
+}
 
 const char *db_str_encoding(const struct ht_entry *e, long long *ival)
 {

@@ -84,6 +84,10 @@ unsigned long long db_size(void);
 unsigned long long db_keys_of(int i);
 unsigned long long db_expires_of(int i);
 long long db_avg_ttl_of(int i);
+/* db_avg_ttl_reset() - db @i's avg_ttl back to 0, as Redis's emptying of a
+ * db does (a flush, a replica's full sync: a replica runs no expiry cycle to
+ * refresh it, so it then reports 0 as Redis's does).  Context: any thread. */
+void db_avg_ttl_reset(int i);
 unsigned long long db_expired_total(void);
 size_t db_entry_bytes(void);
 /* ht_stats() summed over every database (the counts and byte sizes). */
@@ -94,6 +98,20 @@ void db_reclaim_progress(size_t *retired, size_t *freed);
 void db_active_expire_cycle(void);
 /* DEBUG SET-ACTIVE-EXPIRE: 0 stops db_active_expire_cycle() (relaxed). */
 extern _Atomic int db_active_expire_enabled;
+/*
+ * Keys a client (not the master) wrote with a TTL on a writable replica
+ * (replica-read-only no), Redis 7.0's slaveKeysWithExpire: the replica runs
+ * no expiry cycle, and no master will send their DEL.
+ * db_replica_key_written() - remember key @key of db @db if it now has a TTL.
+ *   Context: a worker, after the write (no stripe mutex held).
+ * db_replica_expire_cycle() - the main thread's cron on a replica: remove the
+ *   remembered keys whose time passed (counted in expired_keys), forget those
+ *   gone or without a TTL.
+ * db_replica_keys_forget() - forget them all (a full sync, FLUSHALL).
+ */
+void db_replica_key_written(int db, const void *key, size_t klen);
+void db_replica_expire_cycle(void);
+void db_replica_keys_forget(void);
 /* Redis's encoding of the string in @e: "int" (then *@ival, if not NULL,
  * is its value), "embstr" (up to 44 bytes) or "raw".  Any thread holding @e. */
 const char *db_str_encoding(const struct ht_entry *e, long long *ival);

@@ -398,7 +398,13 @@ serve:
 			cron_due = 0;
 			/* while loading, as Redis: no expiry, eviction or save */
 			if (!persist_loading()) {
-				db_active_expire_cycle();
+				/* a replica's keys expire when its master's DELs
+				 * arrive (Redis runs activeExpireCycle() only if
+				 * iAmMaster()) */
+				if (!repl_is_replica())
+					db_active_expire_cycle();
+				else /* keys clients wrote on a writable replica */
+					db_replica_expire_cycle();
 				evict_cron();
 				persist_cron();
 			}

@@ -1033,7 +1033,9 @@ static int load_key_begin(struct load_ctx *l, const struct rdb_kv *kv)
 	 * state per key (a load and a compare unless a grace period waits). */
 	rcu_quiescent_state();
 	atomic_store_explicit(&load_loaded_bytes, (long long)kv->end, memory_order_relaxed);
-	if (kv->expired) {
+	/* A replica's load keeps expired keys, as Redis loads them when it is
+	 * not a master: they go when the master's DELs arrive. */
+	if (kv->expired && !l->replace) {
 		l->expired++;
 		atomic_store_explicit(&load_keys_expired, l->expired, memory_order_relaxed);
 		return 1;
@@ -1310,9 +1312,12 @@ int persist_load_replica(const char *path)
 	atomic_store_explicit(&load_start_time, unix_now(), memory_order_relaxed);
 	atomic_store_explicit(&load_loaded_bytes, 0, memory_order_relaxed);
 	atomic_store_explicit(&g_srv.loading, 1, memory_order_release);
-	for (int i = 0; i < g_ndbs; i++)
+	for (int i = 0; i < g_ndbs; i++) {
 		if (ht_flush(db_at(i)) != 0)
 			srv_log(LL_WARNING, "could not empty db %d before loading", i);
+		db_avg_ttl_reset(i);
+	}
+	db_replica_keys_forget();
 	r = load_file(path, 1);
 	/* Release: every insert above happens-before a command that reads 0. */
 	atomic_store_explicit(&g_srv.loading, 0, memory_order_release);

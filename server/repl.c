@@ -36,6 +36,7 @@
  */
 /* the workers' flavor: this thread loads into their tables */
 #define RCU_FLAVOR_QSBR
+#include "hashtable/ht.h"
 #include "rcu/rcu.h"
 #include "server/config.h"
 #include "server/conn.h"
@@ -220,6 +221,12 @@ int repl_masterdown(void)
 	return atomic_load_explicit(&r_replica, memory_order_relaxed) &&
 	       !atomic_load_explicit(&r_stale, memory_order_relaxed) &&
 	       !atomic_load_explicit(&r_link_up, memory_order_relaxed);
+}
+
+int repl_takes_writes(void)
+{
+	return atomic_load_explicit(&r_replica, memory_order_relaxed) &&
+	       !atomic_load_explicit(&r_read_only, memory_order_relaxed);
 }
 
 int repl_is_replica(void)
@@ -821,7 +828,14 @@ void repl_dispatch(struct conn *c, void (*run)(struct conn *c))
 	    util_strcaseeq(ARGV(c, 1), ARGL(c, 1), "getack")) {
 		send_ack(c, atomic_load_explicit(&r_offset, memory_order_relaxed));
 	} else {
+		/* The master's commands see its keys as it saw them: a key whose
+		 * TTL passed on our clock is still there until its DEL arrives
+		 * (Redis 7.0's expireIfNeeded() for server.master).  A per-thread
+		 * flag, so other connections' readers pay nothing for it. */
+		int was = ht_expiry_hold(1);
+
 		run(c);
+		ht_expiry_hold(was);
 	}
 	atomic_store_explicit(&r_offset,
 			      base + (long long)(c->qread_total - (c->qlen - c->qpos)),

@@ -30,6 +30,8 @@ int repl_refuses_writes(void);
 int repl_masterdown(void);
 /* 1 while this server follows a master (REPLICAOF host port). */
 int repl_is_replica(void);
+/* repl_takes_writes() - a replica with replica-read-only no (relaxed). */
+int repl_takes_writes(void);
 
 /* The conn_app pieces of the master link (net.c builds its conn_app from
  * them): run one command of the stream (@run: the server's dispatch);

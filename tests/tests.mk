@@ -39,6 +39,8 @@ TEST_SCRIPTS += tests/lint.sh
 TEST_SCRIPTS += tests/cluster/test_twemproxy.sh
 # rcukv-server as a replica of a redis-server master (issue 18).
 TEST_SCRIPTS += tests/cluster/test_replication.sh
+# ... whose expiry follows its master's DELs, as a Redis replica's does.
+TEST_SCRIPTS += tests/cluster/test_repl_expire.sh
 # rcukv-server as a master of redis-server and rcukv replicas (issue 18).
 TEST_SCRIPTS += tests/cluster/test_master.sh
 # ... and its full sync under load fails against a BROKEN_GP=1 build.

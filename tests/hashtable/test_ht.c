@@ -201,6 +201,42 @@ static void test_expiry(void **st)
 	done(ht);
 }
 
+/* ht_expiry_hold() (guarantee 5's exception): this thread sees expired
+ * entries as live, and neither a writer nor the cycle removes them as
+ * expired; released, they are expired again. */
+static void test_expiry_hold(void **st)
+{
+	struct ht *ht = mk(0, 1);
+	int64_t now = ht_now_ms(), x;
+	struct ht_stats hs;
+	char buf[16];
+
+	(void)st;
+	assert_int_equal(ht_set(ht, S("a"), S("va"), now - 1, 0, NULL), 0);
+	assert_int_equal(ht_set(ht, S("b"), S("vb"), now - 1, 0, NULL), 0);
+	assert_int_equal(ht_set(ht, S("c"), S("vc"), now - 1, 0, NULL), 0);
+	assert_int_equal(ht_expiry_hold(1), 0);
+	assert_int_equal(ht_exists(ht, S("a")), 1);
+	assert_int_equal(getstr(ht, "a", buf, sizeof(buf)), 2);
+	assert_int_equal(ht_expire_get(ht, S("a"), &x), 0);
+	assert_int_equal(x, now - 1);
+	assert_int_equal(ht_expire_cycle(ht, 20, 0, NULL, NULL), 0);
+	/* a writer acts on the entry: NX and XX find it, KEEPTTL keeps its past time */
+	assert_int_equal(ht_set(ht, S("a"), S("no"), 0, HT_SET_NX, NULL), -EEXIST);
+	assert_int_equal(ht_set(ht, S("b"), S("wb"), 0, HT_SET_XX | HT_SET_KEEPTTL, NULL), 0);
+	assert_int_equal(ht_del(ht, S("c")), 0);
+	assert_int_equal(ht_expiry_hold(0), 1);
+	ht_stats(ht, &hs);
+	assert_int_equal(hs.expired, 0);
+	assert_int_equal(ht_count(ht), 2);
+	/* released: expired again, and the cycle removes them */
+	assert_int_equal(ht_exists(ht, S("a")), 0);
+	assert_int_equal(ht_exists(ht, S("b")), 0);
+	assert_int_equal(ht_expire_cycle(ht, 20, 0, NULL, NULL), 2);
+	assert_int_equal(ht_count(ht), 0);
+	done(ht);
+}
+
 static void test_expire_cycle(void **st)
 {
 	struct ht *ht = mk(0, 0);
@@ -805,6 +841,7 @@ int main(void)
 	    cmocka_unit_test(test_basic),
 	    cmocka_unit_test(test_set_options),
 	    cmocka_unit_test(test_expiry),
+	    cmocka_unit_test(test_expiry_hold),
 	    cmocka_unit_test(test_expire_cycle),
 	    cmocka_unit_test(test_rmw),
 	    cmocka_unit_test(test_txn),

@@ -83,7 +83,7 @@ declare -A PORT=([rcukv]=$PORT0 [redis]=$((PORT0 + 1)))
 # the open-files limit: 5000 clients and 10,000 idle connections need it
 ulimit -n "$(ulimit -Hn)" 2>/dev/null
 NOFILE=$(ulimit -n)
-mem_avail=$(awk '/^MemAvailable:/ { printf "%d", $2 * 1024 }' /proc/meminfo)
+mem_avail=$(awk '/^MemAvailable:/ { printf "%.0f", $2 * 1024 }' /proc/meminfo)
 echo "bench_curves: $(nproc) cores, $REPEATS repeat(s), ${SECS}s runs, open files $NOFILE," \
   "MemAvailable $((mem_avail >> 20)) MiB, load $(cut -d' ' -f1-3 /proc/loadavg), rcukv=$SERVER"
 

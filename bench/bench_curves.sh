@@ -87,6 +87,16 @@ mem_avail=$(awk '/^MemAvailable:/ { printf "%.0f", $2 * 1024 }' /proc/meminfo)
 echo "bench_curves: $(nproc) cores, $REPEATS repeat(s), ${SECS}s runs, open files $NOFILE," \
   "MemAvailable $((mem_avail >> 20)) MiB, load $(cut -d' ' -f1-3 /proc/loadavg), rcukv=$SERVER"
 
+# time: every point runs 2 tests x 2 servers x (REPEATS + 1 calibration) runs
+# of about SECS (+0.3 s to start), the idle point 1 test; the fills go at
+# about 1.5M keys/s (redis-cli --pipe, both servers at once); the holder
+# opens IDLE connections in about 1 s.  The full run measured 7 min here.
+npts=$((${#KEYS_PTS[@]} + ${#VAL_PTS[@]} + ${#CONN_PTS[@]}))
+maxk=${KEYS_PTS[-1]}; [ "$MAX_KEYS" != 0 ] && [ "$MAX_KEYS" -lt "$maxk" ] && maxk=$MAX_KEYS
+echo "# estimate: $(awk -v p="$npts" -v r="$REPEATS" -v s="$SECS" -v k="$maxk" -v i="$IDLE" 'BEGIN {
+  t = p * 4 * (r + 1) * (s + 0.3) + 2 * (r + 1) * (s + 0.3) + 2 * r * i / 10000 + (k + 1e6) / 1.5e6 + 30
+  printf "%.0f s", t }'), memory at most $((maxk * EST_BPK * 2 >> 20)) MiB for both servers ($EST_BPK bytes a key each)"
+
 RES=$TMP/results   # "curve x name test system rps p99" per timed run
 BYTES=$TMP/bytes   # "x name system bytes_per_key"
 : >"$RES"; : >"$BYTES"
@@ -108,7 +118,7 @@ stop_both() {
 info_field() {  # system section field
   redis-cli -p "${PORT[$1]}" info "$2" | tr -d '\r' | awk -F: -v k="$3" '$1 == k { print $2 }'
 }
-rss() { awk '/^VmRSS/ { print $2 * 1024 }' "/proc/${PID[$1]}/status"; }
+rss() { awk '/^VmRSS/ { printf "%.0f\n", $2 * 1024 }' "/proc/${PID[$1]}/status"; }
 label() {  # number -> 1k, 30m (keys: decimal), 4k, 64k, 1m (bytes: binary)
   awk -v n="$1" 'BEGIN {
     if (n >= 1048576 && n % 1048576 == 0 && n < 1e6 * 1.5) { print n / 1048576 "m"; exit }

@@ -125,3 +125,14 @@ BENCH_SUBJECTS += pubsub
 # server's packages, so a change that breaks one fails the build, not a
 # later `make bench-*` (bench_stats went unbuilt through several changes).
 ALL_BINS += $(B)/bench/bench_stats $(B)/bench/bench_pubsub $(B)/bench/bench_multi
+
+# --- bench-curves: cost curves against redis-server 7 in one run (issue 19
+# item 3): GET/SET throughput and p99 against keys (1K..30M), value size
+# (16 B..1 MiB) and connections (1..5000), p99 with 10,000 idle connections,
+# bytes per key against keys; SVG plots in bench/results/curves/.  Not in
+# BENCH_SUBJECTS: the full run takes longer than `make bench`'s five minutes
+# a subject (CURVES_QUICK=1 for a short look, CURVES_REPEATS=N).
+.PHONY: bench-curves
+bench-curves:
+	@$(MAKE) --no-print-directory VARIANT=release build/release/rcukv-server
+	@bench/bench_curves.sh build/release/rcukv-server

@@ -4,20 +4,22 @@
 #   rcukv      $SERVER (build/<variant>/rcukv-server; threads = cores)
 #   redis      redis-server, default configuration
 #   redis_io2  redis-server --io-threads 2 --io-threads-do-reads yes
-# start NAME PORT sets PID[NAME] (also in $pids, stopped on exit) and stops
+# start NAME PORT [ARGS...] (more options for the server, e.g. --maxclients N)
+# sets PID[NAME] (also in $pids, stopped on exit) and stops
 # the benchmark when the server does not answer; logs go to $TMP/NAME.log.
 SYSTEMS=(rcukv redis redis_io2)
 declare -A PID
 
 start() {  # name port
   local name=$1 port=$2
+  shift 2
   case $name in
-    rcukv) "$SERVER" --port "$port" --bind 127.0.0.1 --loglevel warning >"$TMP/$name.log" 2>&1 & ;;
+    rcukv) "$SERVER" --port "$port" --bind 127.0.0.1 --loglevel warning "$@" >"$TMP/$name.log" 2>&1 & ;;
     redis) redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-             --loglevel warning --dir "$TMP" >"$TMP/$name.log" 2>&1 & ;;
+             --loglevel warning --dir "$TMP" "$@" >"$TMP/$name.log" 2>&1 & ;;
     redis_io2) redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
              --io-threads 2 --io-threads-do-reads yes \
-             --loglevel warning --dir "$TMP" >"$TMP/$name.log" 2>&1 & ;;
+             --loglevel warning --dir "$TMP" "$@" >"$TMP/$name.log" 2>&1 & ;;
   esac
   PID[$name]=$!
   pids+=($!)

@@ -35,6 +35,10 @@ $(eval $(call rcu_example,srcu_scan))
 # --- tests/lint.sh: half-checked shell checks, files named in comments that do not exist.
 TEST_SCRIPTS += tests/lint.sh
 
+# --- tests/bench/test_curves_plot.sh: make bench-curves' SVG plot generator
+# (bench/curves_plot.py) on a tiny fake points file; no server, under a second.
+TEST_SCRIPTS += tests/bench/test_curves_plot.sh
+
 # --- tests/cluster: twemproxy (nutcracker) in front of three rcukv-servers (issue 18).
 TEST_SCRIPTS += tests/cluster/test_twemproxy.sh
 # rcukv-server as a replica of a redis-server master (issue 18).

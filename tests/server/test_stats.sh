@@ -21,7 +21,7 @@
 #      8 connections and 4 pipes of failing / rejected commands at the same
 #      time; calls, failed, rejected and errorstats add up exactly.
 #   6. the unit is the microsecond: a KEYS over 200,000 keys reports no more
-#      than the round trip the client saw and no less than half the CPU time
+#      than the round trip the client saw and no less than a quarter of the CPU time
 #      of the server thread that ran it (rcukv times commands with the TSC when the
 #      kernel does; this catches a wrong tick rate either way).
 #   7. Redis 7.0's layout: the fields of INFO everything's Server, Memory,
@@ -280,7 +280,10 @@ tcpu=$(awk 'NR == FNR { a[$1] = $2; next }
 echo "KEYS over 200000 keys: usec $ku, client round trip $rtt us, busiest worker's CPU $tcpu us"
 check "KEYS usec ${ku:-none} <= the client's round trip $rtt us" '[ "${ku:-999999999}" -le "$rtt" ]'
 if [ -s "$tmp/ns0" ] && [ "$tcpu" -gt 0 ]; then
-  check "KEYS usec ${ku:-none} >= half the CPU time of the thread that ran it ($tcpu us)" '[ "${ku:-0}" -ge $((tcpu / 2)) ]'
+  # a quarter, not half: the worker also runs its cron and reclamation in
+  # that window (a CI run saw KEYS 14,003 us on a worker that spent 33,170);
+  # a unit error (ms or ns) is a factor of 1000 and still fails
+  check "KEYS usec ${ku:-none} >= a quarter of the CPU time of the thread that ran it ($tcpu us)" '[ "${ku:-0}" -ge $((tcpu / 4)) ]'
 else
   skip "KEYS usec against the thread's CPU time: no /proc/$spid_info/task/*/schedstat here"
 fi

@@ -247,6 +247,79 @@ void module_gil_leave(void)
 	gil_leave();
 }
 
+int module_gil_held(void)
+{
+	return gil_depth > 0;
+}
+
+/*
+ * The lock of thread-safe contexts is this lock.  A module's own thread is
+ * no QSBR reader: on its first Lock it registers (rcu_register_thread(),
+ * unregistered at its exit by the flavor's thread-exit hook), and it is
+ * online from taking the lock to letting it go, so what it runs meanwhile
+ * (a RedisModule_Call, a key) is a read-side section like a worker's.
+ * Between Unlock and the next Lock it is offline: it holds up no grace
+ * period.  tsc_online: the outermost Lock of this thread brought it online.
+ */
+static _Thread_local int tsc_registered, tsc_online;
+
+static void tsc_rcu_in(void)
+{
+	if (rcu_qsbr_read_held())
+		return; /* an online reader already (a worker, a saver) */
+	if (!tsc_registered) {
+		rcu_register_thread(); /* online */
+		tsc_registered = 1;
+	} else {
+		rcu_thread_online();
+	}
+	tsc_online = 1;
+}
+
+static void tsc_rcu_out(void)
+{
+	if (tsc_online) {
+		tsc_online = 0;
+		rcu_thread_offline();
+	}
+}
+
+void module_tsc_lock(void)
+{
+	if (gil_depth) { /* Redis's mutex would deadlock here: nest */
+		gil_depth++;
+		return;
+	}
+	tsc_rcu_in();
+	gil_enter(); /* waits offline, as a command's */
+}
+
+int module_tsc_trylock(void)
+{
+	if (gil_depth) {
+		errno = EBUSY; /* as pthread_mutex_trylock() on Redis's own */
+		return -1;
+	}
+	tsc_rcu_in();
+	if (!gil_trylock()) {
+		tsc_rcu_out();
+		errno = EBUSY;
+		return -1;
+	}
+	gil_depth = 1;
+	return 0;
+}
+
+int module_tsc_unlock(void)
+{
+	if (!gil_depth)
+		return -1;
+	gil_leave(); /* reaps while still online */
+	if (!gil_depth)
+		tsc_rcu_out();
+	return 0;
+}
+
 void cmd_module_proc(struct conn *c, int argc)
 {
 	const struct cmd *k = cmd_running; /* the row dispatch found */
@@ -468,6 +541,7 @@ static void timers_fini(void)
 
 static void module_free(struct module *m)
 {
+	module_tsc_forget(m);
 	module_types_free(m);
 	module_dict_free_all(m);
 	for (int i = 0; i < m->ncmds; i++) {

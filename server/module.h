@@ -111,7 +111,16 @@ struct RedisModuleCtx {
 	struct RedisModuleBlockedClient *bc;
 	void *bprivdata;
 	struct RedisModuleString *bready;
+	/* A thread-safe context (module_block.c): MOD_TSC_LIVE from Get*ThreadSafeContext
+	 * to FreeThreadSafeContext, MOD_TSC_FREED after (its memory is kept on
+	 * a pool: a late call on it is refused, not a use after free); the
+	 * blocked client it replies to (NULL: replies are dropped); the pool's
+	 * or the live list's link (tsc_lock). */
+	int tsc;
+	struct RedisModuleBlockedClient *tsc_bc;
+	struct RedisModuleCtx *tsc_next;
 };
+enum { MOD_TSC_LIVE = 1, MOD_TSC_FREED = 2 };
 enum { MOD_CTX_BLOCKED_REPLY = 1, MOD_CTX_BLOCKED_TIMEOUT = 2, MOD_CTX_BLOCKED_DISCONNECTED = 4 };
 
 /* One command a module created. */
@@ -250,6 +259,13 @@ void module_block_reap(void);
 /* The end of a module command on this thread: free the on-keys handles it
  * made but could not block (in EXEC, in a script).  Under the module lock. */
 void module_block_after(void);
+/* Where @ctx's replies go: its client, the reply buffer of a thread-safe
+ * context's blocked client, or NULL (no client; a thread-safe context
+ * without one drops them). */
+struct conn *module_reply_conn(struct RedisModuleCtx *ctx);
+/* MODULE UNLOAD frees @m: the thread-safe contexts still live that name it
+ * forget it (their ctx->m becomes NULL).  Any thread (tsc_lock). */
+void module_tsc_forget(struct module *m);
 
 /* module.c */
 /* Run @fn(ctx, @arg) for @m on this thread, under the module lock, in a
@@ -266,6 +282,18 @@ void module_gil_spin(void);
  * thread, online, that holds no pointer the wait could free). */
 void module_gil_enter(void);
 void module_gil_leave(void);
+/* Does this thread hold it (a module callback, or a locked thread-safe
+ * context)? */
+int module_gil_held(void);
+/* ThreadSafeContextLock/TryLock/Unlock (any thread): take it, nested if
+ * this thread holds it already; a thread that is not an online QSBR reader
+ * (a module's own thread) is registered with the QSBR flavor once and is
+ * online exactly while it holds the lock.  Trylock: 0, or -1 with errno
+ * EBUSY (held by anyone, this thread too, as Redis's mutex).  Unlock: 0,
+ * or -1 if this thread does not hold it (ignored). */
+void module_tsc_lock(void);
+int module_tsc_trylock(void);
+int module_tsc_unlock(void);
 /* RedisModule_CreateTimer/StopTimer: a timer on the event loop of the
  * calling client's worker.  Return its id, 0 without a client. */
 unsigned long long module_timer_create(struct RedisModuleCtx *ctx, long long ms, void *cb,

@@ -346,16 +346,22 @@ static int api_string_compare(const Str *a, const Str *b)
 
 /* --------------------------------------------------------------- replies */
 
+/* Where the reply goes (module_reply_conn()): none is ERR, but for a
+ * thread-safe context without a blocked client, whose replies Redis drops
+ * with REDISMODULE_OK. */
 #define NEED_CLIENT(ctx)                                                                         \
+	struct conn *rc;                                                                         \
 	do {                                                                                     \
-		if (!(ctx) || !(ctx)->c)                                                         \
+		if (!(ctx))                                                                      \
 			return ERR;                                                              \
+		if (!(rc = module_reply_conn(ctx)))                                              \
+			return (ctx)->tsc ? OK : ERR;                                            \
 	} while (0)
 
 static int api_wrong_arity(Ctx *ctx)
 {
 	NEED_CLIENT(ctx);
-	reply_errorf(ctx->c, "-ERR wrong number of arguments for '%s' command",
+	reply_errorf(rc, "-ERR wrong number of arguments for '%s' command",
 		     ctx->cmdname ? ctx->cmdname : "?");
 	return OK;
 }
@@ -363,21 +369,21 @@ static int api_wrong_arity(Ctx *ctx)
 static int api_reply_ll(Ctx *ctx, long long v)
 {
 	NEED_CLIENT(ctx);
-	reply_int(ctx->c, v);
+	reply_int(rc, v);
 	return OK;
 }
 
 static int api_reply_error(Ctx *ctx, const char *err)
 {
 	NEED_CLIENT(ctx);
-	reply_errorf(ctx->c, "-%s", err); /* the module gives the code */
+	reply_errorf(rc, "-%s", err); /* the module gives the code */
 	return OK;
 }
 
 static int api_reply_simple(Ctx *ctx, const char *s)
 {
 	NEED_CLIENT(ctx);
-	reply_simple(ctx->c, s);
+	reply_simple(rc, s);
 	return OK;
 }
 
@@ -387,24 +393,24 @@ static int api_reply_array(Ctx *ctx, long len)
 	if (len == POSTPONED) {
 		if (ctx->npost == (int)(sizeof(ctx->post) / sizeof(ctx->post[0])))
 			return ERR;
-		ctx->post[ctx->npost++].at = ctx->c->out.len - ctx->c->out.pos;
+		ctx->post[ctx->npost++].at = rc->out.len - rc->out.pos;
 		return OK;
 	}
-	reply_array(ctx->c, len);
+	reply_array(rc, len);
 	return OK;
 }
 
 static int api_reply_null_array(Ctx *ctx)
 {
 	NEED_CLIENT(ctx);
-	reply_null_array(ctx->c);
+	reply_null_array(rc);
 	return OK;
 }
 
 static int api_reply_empty_array(Ctx *ctx)
 {
 	NEED_CLIENT(ctx);
-	reply_array(ctx->c, 0);
+	reply_array(rc, 0);
 	return OK;
 }
 
@@ -416,9 +422,8 @@ static void api_reply_set_array_length(Ctx *ctx, long len)
 	size_t n, at, tail;
 	char *base;
 
-	if (!ctx || !ctx->c || !ctx->npost)
+	if (!ctx || !ctx->npost || !(c = module_reply_conn(ctx)))
 		return;
-	c = ctx->c;
 	at = ctx->post[--ctx->npost].at;
 	n = (size_t)snprintf(hdr, sizeof(hdr), "*%ld\r\n", len);
 	reply_reserve(c, n); /* room; may compact, so offsets are from pos */
@@ -432,63 +437,63 @@ static void api_reply_set_array_length(Ctx *ctx, long len)
 static int api_reply_string_buffer(Ctx *ctx, const char *p, size_t n)
 {
 	NEED_CLIENT(ctx);
-	reply_bulk(ctx->c, p, n);
+	reply_bulk(rc, p, n);
 	return OK;
 }
 
 static int api_reply_cstring(Ctx *ctx, const char *s)
 {
 	NEED_CLIENT(ctx);
-	reply_bulk(ctx->c, s, strlen(s));
+	reply_bulk(rc, s, strlen(s));
 	return OK;
 }
 
 static int api_reply_string(Ctx *ctx, Str *s)
 {
 	NEED_CLIENT(ctx);
-	reply_bulk(ctx->c, s->ptr, s->len);
+	reply_bulk(rc, s->ptr, s->len);
 	return OK;
 }
 
 static int api_reply_empty_string(Ctx *ctx)
 {
 	NEED_CLIENT(ctx);
-	reply_bulk(ctx->c, "", 0);
+	reply_bulk(rc, "", 0);
 	return OK;
 }
 
 static int api_reply_null(Ctx *ctx)
 {
 	NEED_CLIENT(ctx);
-	reply_null(ctx->c);
+	reply_null(rc);
 	return OK;
 }
 
 static int api_reply_bool(Ctx *ctx, int b)
 {
 	NEED_CLIENT(ctx);
-	reply_bool(ctx->c, b);
+	reply_bool(rc, b);
 	return OK;
 }
 
 static int api_reply_double(Ctx *ctx, double d)
 {
 	NEED_CLIENT(ctx);
-	reply_double(ctx->c, d);
+	reply_double(rc, d);
 	return OK;
 }
 
 static int api_reply_long_double(Ctx *ctx, long double d)
 {
 	NEED_CLIENT(ctx);
-	reply_long_double_bulk(ctx->c, d);
+	reply_long_double_bulk(rc, d);
 	return OK;
 }
 
 static int api_reply_call_reply(Ctx *ctx, Reply *r)
 {
 	NEED_CLIENT(ctx);
-	reply_raw(ctx->c, r->rawp, r->rawlen); /* RESP2: what the command answered */
+	reply_raw(rc, r->rawp, r->rawlen); /* RESP2: what the command answered */
 	return OK;
 }
 
@@ -599,6 +604,15 @@ static Reply *call_argv(Ctx *ctx, int argc, const char **argv, size_t *argl)
 	if (!c) {
 		errno = ENOTSUP;
 		return NULL;
+	}
+	if (ctx->tsc) { /* a thread-safe context: only while its thread holds the lock */
+		if (ctx->tsc != MOD_TSC_LIVE || !module_gil_held()) {
+			srv_log(LL_WARNING, "module called RedisModule_Call on a thread-safe context "
+					    "without ThreadSafeContextLock: refused");
+			errno = EPERM;
+			return NULL;
+		}
+		db_pin(c); /* the table of its db now (SWAPDB, FLUSHDB may have moved it) */
 	}
 	sv = c->argv, sl = c->argl, sa = c->argc;
 	c->argc = argc, c->argv = argv, c->argl = argl;
@@ -840,6 +854,8 @@ static Key *api_open_key(Ctx *ctx, Str *name, int mode)
 
 	if (!ctx || !ctx->c)
 		return NULL;
+	if (ctx->tsc && (ctx->tsc != MOD_TSC_LIVE || !module_gil_held()))
+		return NULL; /* as RedisModule_Call: only under the lock */
 	k = xcalloc(1, sizeof(*k));
 	k->ctx = ctx;
 	k->name = module_string_new(NULL, name->ptr, name->len);

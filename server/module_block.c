@@ -30,9 +30,18 @@
  *   (module_block_reap(), from gil_leave(), and before an unload).
  * A module with a handle not yet freed cannot unload (m->nblocked).
  *
- * Not here: thread-safe contexts (GetThreadSafeContext and its lock:
- * helloblock.c's HELLO.KEYS), BlockedClientMeasureTime*, and replies from a
- * thread, which Redis keeps in the handle until the unblock.
+ * Thread-safe contexts (GetThreadSafeContext, GetDetachedThreadSafeContext,
+ * FreeThreadSafeContext, ThreadSafeContextLock/TryLock/Unlock; helloblock.c's
+ * HELLO.KEYS) are at the end: a context made from a handle replies into the
+ * handle's reply buffer (a private connection, bc->rc), delivered to the
+ * client after the reply callback when the module unblocks it, as Redis's
+ * reply_client; one without a handle drops its replies.  Each context runs
+ * its RedisModule_Call on a private connection of its own (Redis's
+ * thread_safe_ctx_client), only while its thread holds the module lock.
+ * A handle a context still names is freed by the last context's free
+ * (bc->ntsc).  Tested by tests/server/test_modules_block.py.
+ *
+ * Not here: BlockedClientMeasureTime*.
  */
 #include "server/module.h"
 
@@ -42,6 +51,8 @@
 #include "server/multi.h"
 #include "server/reply.h"
 #include "server/script.h"
+#include "server/log.h"
+#include "server/server.h"
 #include "server/util.h"
 
 #include <pthread.h>
@@ -70,6 +81,13 @@ struct RedisModuleBlockedClient {
 	void *privdata;
 	int unblocked;	/* UnblockClient (or AbortBlock) was called */
 	Bc *onext;	/* the orphan list */
+	/* Thread-safe contexts (mbc_lock): the client's db and protocol when
+	 * it blocked (set before the handle is returned, then read only); the
+	 * reply buffer, made by the first GetThreadSafeContext; how many
+	 * contexts name the handle; freed already but for them. */
+	int db, resp;
+	struct conn *rc;
+	int ntsc, dead;
 };
 
 static pthread_mutex_t mbc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -80,6 +98,8 @@ static _Atomic(Bc *) orphans;
  * a script): no module unblocks those, so they go when the command ends
  * (module_block_after(); Redis leaks them, and the module's count) */
 static _Thread_local Bc *aborted;
+
+static void fake_conn_free(struct conn *c);
 
 /* Free @bc and its private data (the module's free_privdata, in a ctx with
  * @flags).  Under the module lock. */
@@ -100,6 +120,14 @@ static void bc_free(Bc *bc, struct conn *c, int flags)
 		bc->free_privdata(cur ? cur : &ctx, bc->privdata);
 	}
 	atomic_fetch_sub(&bc->m->nblocked, 1);
+	pthread_mutex_lock(&mbc_lock);
+	if (bc->ntsc) { /* a thread-safe context still names it: its free frees */
+		bc->dead = 1;
+		pthread_mutex_unlock(&mbc_lock);
+		return;
+	}
+	pthread_mutex_unlock(&mbc_lock);
+	fake_conn_free(bc->rc);
 	free(bc);
 }
 
@@ -139,9 +167,10 @@ static Bc *block_common(Ctx *ctx, cmd_cb reply, cmd_cb timeout, void (*free_pd)(
 	struct conn *c = ctx ? ctx->c : NULL;
 	Bc *bc;
 
-	if (!ctx || !ctx->m)
-		return NULL;
+	if (!ctx || !ctx->m || ctx->tsc)
+		return NULL; /* a thread-safe context's client is no client */
 	bc = xcalloc(1, sizeof(*bc));
+	bc->resp = 2;
 	bc->m = ctx->m;
 	bc->reply_cb = reply;
 	bc->timeout_cb = timeout;
@@ -152,6 +181,8 @@ static Bc *block_common(Ctx *ctx, cmd_cb reply, cmd_cb timeout, void (*free_pd)(
 	if (!c)
 		return bc; /* a timer's: never held, the module unblocks it */
 	bc->id = c->id;
+	bc->db = atomic_load_explicit(&c->db, memory_order_relaxed);
+	bc->resp = c->resp;
 	if (script_in_call() || (c->multi && c->multi->in_exec) || !block_allowed(c) ||
 	    block_owner(c) || atomic_load(&bc->m->unloading)) {
 		/* as Redis: an aborted handle (no client) and an error */
@@ -287,6 +318,13 @@ static int run_cb(Ctx *ctx, cmd_cb cb, Bc *bc, int flags, Str **argv, int argc)
 /* The retry's end: the client is done with @bc (freed) and unblocked. */
 static void retry_end(Ctx *ctx, Bc *bc)
 {
+	struct conn *rc;
+
+	pthread_mutex_lock(&mbc_lock); /* orders the replies of a thread before */
+	rc = bc->rc;
+	pthread_mutex_unlock(&mbc_lock);
+	if (rc && rc->out.len > rc->out.pos) /* after the reply callback's, as Redis */
+		reply_raw(ctx->c, rc->out.buf + rc->out.pos, rc->out.len - rc->out.pos);
 	block_set_owner(ctx->c, NULL);
 	block_done(ctx->c);
 	bc_free(bc, ctx->c, 0);
@@ -429,6 +467,175 @@ static int api_blocked_client_disconnected(Ctx *ctx)
 	return ctx && (ctx->bflags & MOD_CTX_BLOCKED_DISCONNECTED) != 0;
 }
 
+/* ------------------------------------------------- thread-safe contexts */
+
+/*
+ * The contexts live on the heap; a freed one goes to a pool (its memory
+ * stays ours, its state MOD_TSC_FREED), so a module that uses a context
+ * after freeing it gets refusals (NULL replies, ignored calls), not a use
+ * after free, until a new context takes the memory again.  tsc_lock
+ * protects both lists and nests inside nothing.
+ */
+static pthread_mutex_t tsc_lock = PTHREAD_MUTEX_INITIALIZER;
+static Ctx *tsc_live, *tsc_pool; /* tsc_lock */
+/* The worker the private connections name (stats, a Lua state): touched
+ * only under the module lock, but for reply_reserve()'s atomic counter.
+ * Not one of g_srv.workers: no event base (nothing blocks on it). */
+static struct worker tsc_worker = {.idx = 1023};
+
+/* A private connection for a thread-safe context: no socket, no loop, in
+ * the client registry nowhere; in an EXEC as far as block.c can tell, so a
+ * blocking command answers at once, as Redis's RM_Call. */
+static struct conn *fake_conn_new(int db, unsigned long long id, int resp)
+{
+	struct conn *c = conn_new(&tsc_worker, -1, 0, NULL, NULL, NULL);
+
+	c->multi = xcalloc(1, sizeof(*c->multi));
+	c->multi->in_exec = 1;
+	c->authenticated = 1;
+	if (id)
+		c->id = id;
+	c->resp = resp;
+	atomic_store_explicit(&c->db, db, memory_order_relaxed);
+	db_pin(c);
+	return c;
+}
+
+static void fake_conn_free(struct conn *c)
+{
+	if (!c)
+		return;
+	free(c->multi->w);
+	free(c->multi);
+	free(c->out.buf);
+	free(c->argv_off);
+	free(c->argv_len);
+	free(c);
+}
+
+static Ctx *tsc_new(struct module *m, Bc *bc)
+{
+	Ctx *ctx;
+
+	pthread_mutex_lock(&tsc_lock);
+	if ((ctx = tsc_pool))
+		tsc_pool = ctx->tsc_next;
+	pthread_mutex_unlock(&tsc_lock);
+	if (!ctx)
+		ctx = xmalloc(sizeof(*ctx));
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->getapifuncptr = (void *)module_api_get;
+	ctx->m = m;
+	ctx->tsc = MOD_TSC_LIVE;
+	ctx->tsc_bc = bc;
+	ctx->c = fake_conn_new(bc ? bc->db : 0, bc ? bc->id : 0, bc ? bc->resp : 2);
+	pthread_mutex_lock(&tsc_lock);
+	ctx->tsc_next = tsc_live;
+	tsc_live = ctx;
+	pthread_mutex_unlock(&tsc_lock);
+	return ctx;
+}
+
+/* Any thread. */
+static Ctx *api_get_thread_safe_context(Bc *bc)
+{
+	if (bc) {
+		pthread_mutex_lock(&mbc_lock);
+		bc->ntsc++;
+		if (!bc->rc)
+			bc->rc = fake_conn_new(bc->db, bc->id, bc->resp);
+		pthread_mutex_unlock(&mbc_lock);
+	}
+	return tsc_new(bc ? bc->m : NULL, bc); /* no handle: no module, as Redis */
+}
+
+static Ctx *api_get_detached_thread_safe_context(Ctx *ctx)
+{
+	return tsc_new(ctx ? ctx->m : NULL, NULL);
+}
+
+/* Any thread, locked or not: what AutoMemory kept (keys run commands) is
+ * released under the module lock. */
+static void api_free_thread_safe_context(Ctx *ctx)
+{
+	Bc *bc;
+	int last = 0;
+
+	if (!ctx || ctx->tsc != MOD_TSC_LIVE)
+		return; /* freed already, or no thread-safe context */
+	module_tsc_lock();
+	module_ctx_release(ctx);
+	fake_conn_free(ctx->c);
+	ctx->c = NULL;
+	module_tsc_unlock();
+	bc = ctx->tsc_bc;
+	pthread_mutex_lock(&tsc_lock);
+	ctx->tsc = MOD_TSC_FREED;
+	for (Ctx **pp = &tsc_live; *pp; pp = &(*pp)->tsc_next)
+		if (*pp == ctx) {
+			*pp = ctx->tsc_next;
+			break;
+		}
+	ctx->tsc_next = tsc_pool;
+	tsc_pool = ctx;
+	pthread_mutex_unlock(&tsc_lock);
+	if (bc) {
+		pthread_mutex_lock(&mbc_lock);
+		last = --bc->ntsc == 0 && bc->dead;
+		pthread_mutex_unlock(&mbc_lock);
+		if (last) {
+			fake_conn_free(bc->rc);
+			free(bc);
+		}
+	}
+}
+
+void module_tsc_forget(struct module *m)
+{
+	pthread_mutex_lock(&tsc_lock);
+	for (Ctx *ctx = tsc_live; ctx; ctx = ctx->tsc_next)
+		if (ctx->m == m)
+			ctx->m = NULL;
+	pthread_mutex_unlock(&tsc_lock);
+}
+
+struct conn *module_reply_conn(Ctx *ctx)
+{
+	struct conn *rc = NULL;
+	Bc *bc;
+
+	if (!ctx->tsc)
+		return ctx->c;
+	if (ctx->tsc != MOD_TSC_LIVE || !(bc = ctx->tsc_bc))
+		return NULL;
+	pthread_mutex_lock(&mbc_lock);
+	if (!bc->dead && !bc->unblocked)
+		rc = bc->rc;
+	pthread_mutex_unlock(&mbc_lock);
+	return rc;
+}
+
+/* The lock is the module lock (module.c); the context is not looked at,
+ * as in Redis: the lock is the thread's. */
+static void api_thread_safe_context_lock(Ctx *ctx)
+{
+	(void)ctx;
+	module_tsc_lock();
+}
+
+static int api_thread_safe_context_try_lock(Ctx *ctx)
+{
+	(void)ctx;
+	return module_tsc_trylock() ? ERR : OK; /* errno EBUSY */
+}
+
+static void api_thread_safe_context_unlock(Ctx *ctx)
+{
+	(void)ctx;
+	if (module_tsc_unlock())
+		srv_log(LL_WARNING, "module called ThreadSafeContextUnlock without holding the lock: ignored");
+}
+
 /* ---------------------------------------------------------- the registry */
 
 static const struct mod_api_fn api[] = {
@@ -444,6 +651,12 @@ static const struct mod_api_fn api[] = {
     MOD_API(IsBlockedReplyRequest, api_is_blocked_reply_request),
     MOD_API(IsBlockedTimeoutRequest, api_is_blocked_timeout_request),
     MOD_API(BlockedClientDisconnected, api_blocked_client_disconnected),
+    MOD_API(GetThreadSafeContext, api_get_thread_safe_context),
+    MOD_API(GetDetachedThreadSafeContext, api_get_detached_thread_safe_context),
+    MOD_API(FreeThreadSafeContext, api_free_thread_safe_context),
+    MOD_API(ThreadSafeContextLock, api_thread_safe_context_lock),
+    MOD_API(ThreadSafeContextTryLock, api_thread_safe_context_try_lock),
+    MOD_API(ThreadSafeContextUnlock, api_thread_safe_context_unlock),
 };
 
 void *module_block_api(const char *name)

@@ -4,7 +4,9 @@ module blocked-client API (docs/modules.md, "Blocked clients") through
 Redis 7.0.15's own hellotype.c (HELLOTYPE.BRANGE: BlockClientOnKeys,
 SignalKeyAsReady, GetBlockedClientReadyKey) and helloblock.c (HELLO.BLOCK:
 BlockClient, UnblockClient from a thread, GetBlockedClientPrivateData,
-SetDisconnectCallback), run the same way against an rcukv-server and a
+SetDisconnectCallback; HELLO.KEYS: a thread's GetThreadSafeContext(bc),
+ThreadSafeContextLock/Unlock, RedisModule_Call of SCAN and replies on that
+context, delivered at the unblock), run the same way against an rcukv-server and a
 redis-server 7.0.15 with the same modules loaded: every scenario's
 observations (replies, blocked_clients, what MODULE UNLOAD answers) must be
 equal on both.  REDIS_PORT 0: no redis-server, the scenarios run on rcukv
@@ -143,6 +145,54 @@ def scenarios(port):
     out.append(('gone', wait_blocked(r, 0)))
     time.sleep(1.3)  # every thread of 8-11 has called UnblockClient
     out.append(('server answers', cmd(r, 'ping')))
+    # 12. HELLO.KEYS: a thread SCANs under ThreadSafeContextLock and replies
+    # on GetThreadSafeContext(bc); the reply reaches the client at the
+    # unblock.  SCAN's order is each server's table order: compared sorted
+    out.append(('gone before hello.keys', wait_blocked(r, 0)))
+    r.flushall()
+    r.mset({'key:%d' % i: i for i in range(300)})
+    v = cmd(r, 'hello.keys')
+    out.append(('hello.keys, sorted', sorted(x.decode() for x in v)))
+    r2 = redis.Redis(port=port, db=2)
+    r2.set('only-in-2', 1)
+    out.append(('hello.keys in db 2', cmd(r2, 'hello.keys')))
+    # 13. many HELLO.KEYS at once while other clients write: every reply
+    # has each key present throughout (SCAN's promise), writes all land
+    def writer(n):
+        w = redis.Redis(port=port, socket_timeout=20)
+        for i in range(2000):
+            w.set('w%d:%d' % (n, i % 50), i)
+    ws = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+    for t in ws:
+        t.start()
+    ks = [Bg(port, 'hello.keys') for _ in range(8)]
+    got = [k.join() for k in ks]
+    for t in ws:
+        t.join(25)
+    base = set('key:%d' % i for i in range(300))
+    out.append(('8 concurrent hello.keys: each has the 300 keys',
+                [isinstance(g, list) and base <= set(x.decode() for x in g) for g in got]))
+    out.append(('writers done', [t.is_alive() for t in ws]))
+    out.append(('w0 keys', len(r.keys('w0:*'))))
+    # 14. a client that goes while its HELLO.KEYS runs
+    for _ in range(3):
+        s = socket.create_connection(('127.0.0.1', port))
+        s.sendall(b'*1\r\n$10\r\nhello.keys\r\n')
+        s.close()
+    out.append(('gone while hello.keys ran', wait_blocked(r, 0)))
+    out.append(('answers after', cmd(r, 'ping')))
+    # 15. MODULE UNLOAD while a thread holds a context (its blocked client):
+    # refused.  100,000 keys make the scan take long enough to ask.
+    p = r.pipeline(transaction=False)
+    for i in range(0, 100000, 1000):
+        p.mset({'big:%d' % j: 1 for j in range(i, i + 1000)})
+    p.execute()
+    a = Bg(port, 'hello.keys')
+    out.append(('hello.keys on 100,000 keys blocked', wait_blocked(r, 1)))
+    out.append(('unload while a thread scans', cmd(r, 'module', 'unload', 'helloblock')))
+    v = a.join()
+    out.append(('that hello.keys', len(v) if isinstance(v, list) else v))
+    out.append(('nobody blocked after it', wait_blocked(r, 0)))
     out.append(('unload after', cmd(r, 'module', 'unload', 'helloblock')))
     out.append(('dbsize', r.dbsize()))
     return out

@@ -259,7 +259,7 @@ fi
 # HELLOTYPE.BRANGE (BlockClientOnKeys) and helloblock's HELLO.BLOCK
 # (BlockClient, UnblockClient from a thread), the same scenarios on both
 # servers, their observations compared (tests/server/test_modules_block.py)
-cp "$MODDIR/helloblock.so" "$tmp/mods/"
+cp "$MODDIR/helloblock.so" "$MODDIR/tsctest.so" "$tmp/mods/"
 if ! find_redis_py; then
   skip "blocked-client scenarios: no redis-py"
 elif ht_up ht-block $((P + 12)) --save "" --enable-module-command yes; then

@@ -193,12 +193,29 @@ def scenarios(port):
     v = a.join()
     out.append(('that hello.keys', len(v) if isinstance(v, list) else v))
     out.append(('nobody blocked after it', wait_blocked(r, 0)))
+    # 16. tests/server/modules/tsctest.c: TryLock from a command (EBUSY),
+    # a thread's detached context (Call, OpenKey, Log), a NULL context's
+    # reply (dropped, OK), a blocked client's context's reply
+    out.append(('load tsctest', cmd(r, 'module', 'load', '%s/tsctest.so' % moddir)))
+    out.append(('tsc.trylock in a command', cmd(r, 'tsc.trylock')))
+    out.append(('tsc.thread', cmd(r, 'tsc.thread', 'tsckey')))
+    out.append(('tsckey', cmd(r, 'get', 'tsckey')))
+    out.append(('unload tsctest', cmd(r, 'module', 'unload', 'tsctest')))
     out.append(('unload after', cmd(r, 'module', 'unload', 'helloblock')))
     out.append(('dbsize', r.dbsize()))
     return out
 
 
 mine = scenarios(rport)
+# rcukv only (Redis deadlocks, races or reads freed memory on these,
+# docs/modules.md): Lock twice and Unlock thrice from one thread, Call
+# unlocked (NULL, EPERM), Call on a freed context (NULL), Free twice
+r = redis.Redis(port=rport, socket_timeout=20)
+cmd(r, 'module', 'load', '%s/tsctest.so' % moddir)
+v = cmd(r, 'tsc.misuse')
+result(v == [1, 1, 1], 'tsc.misuse on rcukv: %r (unlocked Call refused, nested lock, freed ctx refused)' % (v,))
+result(cmd(r, 'ping') is True, 'rcukv answers after tsc.misuse')
+result(cmd(r, 'module', 'unload', 'tsctest') == 'OK', 'tsctest unloads after')
 if dport:
     ref = scenarios(dport)
     for (name, v), (_, w) in zip(mine, ref):

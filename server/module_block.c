@@ -473,11 +473,17 @@ static int api_blocked_client_disconnected(Ctx *ctx)
  * The contexts live on the heap; a freed one goes to a pool (its memory
  * stays ours, its state MOD_TSC_FREED), so a module that uses a context
  * after freeing it gets refusals (NULL replies, ignored calls), not a use
- * after free, until a new context takes the memory again.  tsc_lock
+ * after free, until a new context takes the memory again (after
+ * TSC_QUARANTINE later frees).  tsc_lock
  * protects both lists and nests inside nothing.
  */
 static pthread_mutex_t tsc_lock = PTHREAD_MUTEX_INITIALIZER;
-static Ctx *tsc_live, *tsc_pool; /* tsc_lock */
+/* The pool is first in, first out, and a context leaves it only once
+ * TSC_QUARANTINE newer ones are behind it: a late call on a freed context
+ * finds it freed unless that many contexts were freed since. */
+#define TSC_QUARANTINE 1024
+static Ctx *tsc_live, *tsc_pool, *tsc_pool_tail; /* tsc_lock */
+static int tsc_npool;				/* tsc_lock */
 /* The worker the private connections name (stats, a Lua state): touched
  * only under the module lock, but for reply_reserve()'s atomic counter.
  * Not one of g_srv.workers: no event base (nothing blocks on it). */
@@ -515,11 +521,13 @@ static void fake_conn_free(struct conn *c)
 
 static Ctx *tsc_new(struct module *m, Bc *bc)
 {
-	Ctx *ctx;
+	Ctx *ctx = NULL;
 
 	pthread_mutex_lock(&tsc_lock);
-	if ((ctx = tsc_pool))
+	if (tsc_npool > TSC_QUARANTINE && (ctx = tsc_pool)) {
 		tsc_pool = ctx->tsc_next;
+		tsc_npool--;
+	}
 	pthread_mutex_unlock(&tsc_lock);
 	if (!ctx)
 		ctx = xmalloc(sizeof(*ctx));
@@ -576,8 +584,13 @@ static void api_free_thread_safe_context(Ctx *ctx)
 			*pp = ctx->tsc_next;
 			break;
 		}
-	ctx->tsc_next = tsc_pool;
-	tsc_pool = ctx;
+	ctx->tsc_next = NULL;
+	if (tsc_pool)
+		tsc_pool_tail->tsc_next = ctx;
+	else
+		tsc_pool = ctx;
+	tsc_pool_tail = ctx;
+	tsc_npool++;
 	pthread_mutex_unlock(&tsc_lock);
 	if (bc) {
 		pthread_mutex_lock(&mbc_lock);
